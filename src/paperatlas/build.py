@@ -1,0 +1,150 @@
+"""The build pipeline: read listings → merge → embed (incremental) → keyphrases → TL;DR → topics + map → store.
+
+A build is atomic (it works on a private copy of the atlas file, see :func:`paperatlas.store.atomic_rebuild`) and
+incremental (a paper's embedding is reused when its title + abstract and the model are unchanged). The stages
+report timing through :class:`BuildReport`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import resource
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import sources
+from .dedup import merge_papers
+from .embed import Embedder, get_embedder, paper_text
+from .keyphrases import KeyphraseExtractor
+from .model import Paper
+from .store import sqlite as store
+from .tldr import METHOD as TLDR_METHOD
+from .tldr import extract_tldr
+from .topics import LAYOUT_METHOD, build_topics
+
+#: A progress factory: ``progress(stage_description, total) -> update(n)`` (tqdm in the CLI, no-op in tests).
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+
+
+def _no_progress(_desc: str, _total: int) -> Callable[[int], None]:
+    return lambda _n: None
+
+
+@dataclass
+class BuildReport:
+    """What a build did: per-stage wall time (seconds), counts, and peak resident memory (MiB)."""
+
+    n_read: int = 0
+    n_papers: int = 0
+    n_embedded: int = 0
+    n_reused: int = 0
+    n_topics: int = 0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    peak_rss_mib: float = 0.0
+
+    @property
+    def total_seconds(self) -> float:
+        """Sum of the stage times, seconds."""
+        return sum(self.stage_seconds.values())
+
+
+def content_hash(p: Paper) -> str:
+    """SHA-1 of the embedded text (title + abstract): a paper is re-embedded only when this changes."""
+    return hashlib.sha1(paper_text(p.title, p.abstract).encode()).hexdigest()
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[str | None] | None = None,
+          venue: str | None = None, year: int | None = None, n_topics: int | None = None,
+          embedder: Embedder | None = None, progress: ProgressFactory = _no_progress, seed: int = 42) -> BuildReport:
+    """Build (or rebuild) the atlas at ``db`` from ``source_paths``; the atlas then holds exactly these sources.
+
+    ``formats`` gives a reader name per source (``None`` = detect); ``venue``/``year`` fill listings that do not
+    state them. Raises :class:`paperatlas.model.SourceError` for unreadable input (before anything is written)
+    and :class:`paperatlas.embed.EmbedderUnavailable` when the model package is missing.
+    """
+    report = BuildReport()
+    timer = time.perf_counter()
+
+    def stage(name: str) -> None:
+        nonlocal timer
+        now = time.perf_counter()
+        report.stage_seconds[name] = report.stage_seconds.get(name, 0.0) + now - timer
+        timer = now
+
+    formats = list(formats) if formats else [None] * len(source_paths)
+    records: list[Paper] = []
+    for path, fmt in zip(source_paths, formats, strict=True):
+        hints = {k: v for k, v in (("venue", venue), ("year", year)) if v is not None}
+        records.extend(sources.read(path, format=fmt, **hints))
+    report.n_read = len(records)
+    papers = merge_papers(records)
+    report.n_papers = len(papers)
+    stage("read+merge")
+
+    with store.atomic_rebuild(db) as con:
+        # --- embeddings (incremental) ---
+        embedder = embedder or get_embedder()
+        hashes = [content_hash(p) for p in papers]
+        cache = store.cached_embeddings(con, embedder.name)
+        dim = embedder.dim
+        vectors = np.zeros((len(papers), dim), dtype=np.float32)
+        todo = []
+        for i, (p, h) in enumerate(zip(papers, hashes, strict=True)):
+            hit = cache.get(p.id)
+            if hit and hit[0] == h and hit[1].shape == (dim,):
+                vectors[i] = hit[1]
+            else:
+                todo.append(i)
+        report.n_reused = len(papers) - len(todo)
+        report.n_embedded = len(todo)
+        stage("load-cache")
+        if todo:
+            vectors[todo] = embedder.encode([paper_text(papers[i].title, papers[i].abstract) for i in todo],
+                                            progress=progress("embedding", len(todo)))
+        store.write_embeddings(con, embedder.name, [p.id for p in papers], hashes, vectors)
+        stage("embed")
+
+        # --- keyphrases ---
+        tick = progress("keyphrases", len(papers))
+        kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
+        for p in papers:
+            p.keyphrases = kx.extract(p.title, p.abstract or p.digest)
+            p.keyphrases_method = kx.method
+            tick(1)
+        stage("keyphrases")
+
+        # --- TL;DR ---
+        tick = progress("tldr", len(papers))
+        for p in papers:
+            p.tldr = extract_tldr(p.title, p.abstract or p.digest)
+            p.tldr_method = TLDR_METHOD
+            tick(1)
+        stage("tldr")
+
+        # --- topics + 2-D map ---
+        tick = progress("topics+map", 1)
+        assign, xy, topics = build_topics(vectors, [p.keyphrases or p.given_keyphrases for p in papers],
+                                          n_topics=n_topics, seed=seed)
+        for i, p in enumerate(papers):
+            p.topic_id = int(assign[i])
+            p.x, p.y = float(xy[i, 0]), float(xy[i, 1])
+        report.n_topics = len(topics)
+        tick(1)
+        stage("topics+map")
+
+        store.write_papers(con, papers, dict(zip([p.id for p in papers], hashes, strict=True)))
+        store.write_topics(con, topics)
+        store.set_meta(con, sources=[str(Path(s)) for s in source_paths], embed_model=embedder.name,
+                       layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+                       n_papers=len(papers))
+    stage("write")
+    report.peak_rss_mib = _peak_rss_mib()
+    return report

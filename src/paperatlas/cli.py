@@ -1,0 +1,296 @@
+"""The ``paperatlas`` command line (click). Each command mirrors one function of the Python API."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import click
+
+from .model import SourceError
+
+DEFAULT_DB = "paperatlas.db"
+SAMPLE_LISTING = Path(__file__).parent / "data" / "iclr2021_sample.md"
+SEED_LISTING = Path("../shared/seeds/001_2614e1796f49d7fd.txt")
+
+
+def resolve_db(db: str | None) -> Path:
+    """The atlas file to use: ``--db``, else ``$PAPERATLAS_DB``, else ``paperatlas.db``, else the only ``*.db``
+    atlas in the current directory (so ``build --db iclr2021.db`` then ``paperatlas topics`` just works)."""
+    if db:
+        return Path(db)
+    if os.environ.get("PAPERATLAS_DB"):
+        return Path(os.environ["PAPERATLAS_DB"])
+    if Path(DEFAULT_DB).exists():
+        return Path(DEFAULT_DB)
+    found = sorted(p for p in Path(".").glob("*.db") if p.is_file())
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise click.UsageError(f"several atlases here ({', '.join(map(str, found))}): choose one with --db")
+    return Path(DEFAULT_DB)
+
+
+def db_option(f):
+    return click.option("--db", default=None, metavar="FILE",
+                        help="Atlas file (default: $PAPERATLAS_DB, ./paperatlas.db, or the only *.db here).")(f)
+
+
+def _open_atlas(db: str | None):
+    from .store import Atlas, AtlasNotFound
+
+    try:
+        return Atlas(resolve_db(db))
+    except AtlasNotFound as e:
+        raise click.ClickException(str(e)) from e
+
+
+def _tqdm_progress(desc: str, total: int):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=f"{desc:<11}", unit="paper" if total > 1 else "step", file=sys.stderr,
+               dynamic_ncols=True, leave=True)
+
+    def update(n: int) -> None:
+        bar.update(n)
+        if bar.n >= bar.total:
+            bar.close()
+
+    return update
+
+
+def _embed_query_fn():
+    from .embed import get_embedder
+
+    def embed(q: str):
+        return get_embedder().encode([q])[0]
+
+    return embed
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="paperatlas")
+def main() -> None:
+    """paperatlas: turn a paper listing into a navigable atlas.
+
+    Build an atlas (TL;DRs, keyphrases, topics on a 2-D map, search index) from a listing, then search it,
+    read it, find related work, publish it, or serve it as a local web app.
+
+    \b
+    Quick start:
+      paperatlas build ../shared/seeds/001_2614e1796f49d7fd.txt --db iclr2021.db --venue "ICLR 2021"
+      paperatlas search "lottery tickets pruning at initialization" --status Oral,Spotlight
+      paperatlas serve
+    """
+
+
+@main.command()
+@click.argument("listings", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@db_option
+@click.option("--format", "fmt", multiple=True, metavar="NAME",
+              help="Reader per listing: paperlists-md, awesome-md or paperlists-json (default: detected).")
+@click.option("--venue", default=None, help='Venue for listings that do not state it, e.g. "ICLR 2021".')
+@click.option("--year", type=int, default=None, help="Year for listings that do not state it.")
+@click.option("--topics", "n_topics", type=click.IntRange(1, 500), default=None,
+              help="Number of topics (default: about one per 30 papers).")
+@click.option("--seed", type=int, default=42, show_default=True, help="Random seed of the map layout.")
+def build(listings, db, fmt, venue, year, n_topics, seed):
+    """Build or rebuild an atlas from one or more LISTINGS.
+
+    The atlas then holds exactly these listings; the same paper in several listings is merged. Rebuilding is
+    atomic (an interrupted build leaves the previous atlas as it was) and embeds only new or changed papers.
+    """
+    from .build import build as run_build
+    from .embed import EmbedderUnavailable
+
+    if fmt and len(fmt) not in (1, len(listings)):
+        raise click.UsageError("give --format once (for all listings) or once per listing")
+    formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
+    path = Path(db) if db else Path(os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)
+    try:
+        rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics, seed=seed,
+                        progress=_tqdm_progress)
+    except (SourceError, EmbedderUnavailable) as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_topics} topics; "
+               f"embedded {rep.n_embedded}, reused {rep.n_reused}")
+    click.echo("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in rep.stage_seconds.items())
+               + f"; total {rep.total_seconds:.1f}s; peak memory {rep.peak_rss_mib:.0f} MiB")
+
+
+def _filters(status, venue, year, author, topic, keyphrase):
+    from .search import Filters, parse_years
+
+    try:
+        years = parse_years(year or "")
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--year") from e
+    return Filters(status=[s for s in (status or "").split(",") if s.strip()], venue=venue or "", year=years,
+                   author=author or "", topic=topic or "", keyphrase=keyphrase or "")
+
+
+def filter_options(f):
+    for opt in reversed([
+        click.option("--status", help="Comma-separated statuses, e.g. Oral,Spotlight."),
+        click.option("--venue", help="Venue contains this text, e.g. ICLR."),
+        click.option("--year", help="Year or range: 2021, 2019-2021, 2019-."),
+        click.option("--author", help="An author's name contains this text."),
+        click.option("--topic", help="Topic id or part of its label."),
+        click.option("--keyphrase", help="Papers carrying this keyphrase."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def _status_tag(p) -> str:
+    return f" [{p.status}]" if p.status else ""
+
+
+@main.command()
+@click.argument("query", default="")
+@db_option
+@filter_options
+@click.option("-k", "--limit", default=10, show_default=True, help="Number of results.")
+@click.option("--mode", type=click.Choice(["hybrid", "bm25", "semantic"]), default="hybrid", show_default=True,
+              help="hybrid = BM25 + embedding cosine fused by reciprocal rank fusion.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")
+def search(query, db, status, venue, year, author, topic, keyphrase, limit, mode, as_json):
+    """Find papers by words and by meaning (QUERY may be empty to list filtered papers)."""
+    import json
+
+    from .search import search as run_search
+
+    atlas = _open_atlas(db)
+    flt = _filters(status, venue, year, author, topic, keyphrase)
+    hits = run_search(atlas, query, k=limit, filters=flt, mode=mode,
+                      embed_query=_embed_query_fn() if mode != "bm25" and query.strip() else None)
+    if not hits:
+        click.echo("no papers match", err=True)
+    for i, h in enumerate(hits, 1):
+        p = h.paper
+        if as_json:
+            click.echo(json.dumps({"rank": i, "id": p.id, "title": p.title, "status": p.status, "score": h.score,
+                                   "bm25_rank": h.bm25_rank, "semantic_rank": h.semantic_rank}, ensure_ascii=False))
+            continue
+        click.echo(f"{i:>2}. {click.style(p.title, bold=True)}{_status_tag(p)}  ({p.id})")
+        click.echo(f"    {', '.join(p.authors[:4])}{' et al.' if len(p.authors) > 4 else ''}"
+                   f" · {atlas.topic_label(p.topic_id)}")
+        if p.tldr:
+            click.echo(textwrap.fill(p.tldr, 100, initial_indent="    ", subsequent_indent="    "))
+
+
+@main.command()
+@click.argument("paper")
+@db_option
+def show(paper, db):
+    """Show one PAPER (id or title): authors, status, TL;DR, keyphrases, topic, abstract, links."""
+    from .search import find_paper
+
+    atlas = _open_atlas(db)
+    try:
+        p = find_paper(atlas, paper)
+    except LookupError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(click.style(p.title, bold=True))
+    click.echo(f"id {p.id} · {p.venue or 'venue unknown'}{' · ' + p.status if p.status else ''}")
+    click.echo(", ".join(p.authors))
+    click.echo(f"\nTL;DR ({p.tldr_method}): {p.tldr}")
+    click.echo(f"Keyphrases ({p.keyphrases_method}): {'; '.join(p.keyphrases)}")
+    if p.given_keyphrases:
+        click.echo(f"Listed keywords: {'; '.join(p.given_keyphrases)}")
+    click.echo(f"Topic: {atlas.topic_label(p.topic_id)} (#{p.topic_id})")
+    if p.sections:
+        click.echo(f"Sections: {'; '.join(p.sections)}")
+    click.echo("")
+    for para in (p.abstract or p.digest).split("\n\n"):
+        click.echo(textwrap.fill(para, 100))
+    for link in p.links:
+        if link.url:
+            click.echo(f"{link.kind}: {link.url}")
+
+
+@main.command()
+@click.argument("paper")
+@db_option
+@click.option("-k", "--limit", default=10, show_default=True, help="Number of related papers.")
+def related(paper, db, limit):
+    """Papers nearest to PAPER (id or title), each with the reason it is related."""
+    from .search import find_paper
+    from .search import related as run_related
+
+    atlas = _open_atlas(db)
+    try:
+        p = find_paper(atlas, paper)
+    except LookupError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"Related to: {p.title} ({p.id})")
+    for i, r in enumerate(run_related(atlas, p, k=limit), 1):
+        click.echo(f"{i:>2}. {r.paper.title}{_status_tag(r.paper)}  ({r.paper.id})")
+        click.echo(f"    cosine {r.similarity:.2f} · {r.reason}")
+
+
+@main.command()
+@db_option
+@click.option("--terms", default=5, show_default=True, help="Top keyphrases shown per topic.")
+def topics(db, terms):
+    """List the atlas's topics with sizes and top keyphrases."""
+    atlas = _open_atlas(db)
+    for t in sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id)):
+        click.echo(f"{t.id:>3}  {t.size:>4}  {click.style(t.label, bold=True)}")
+        if terms:
+            click.echo(f"           {'; '.join(t.keyphrases[:terms])}")
+
+
+@main.command()
+@db_option
+@click.option("--format", "fmt", required=True,
+              type=click.Choice(["awesome-md", "json", "csv", "bibtex"]), help="Output format.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output file.")
+@click.option("--title", default="", help="Title of the published list.")
+def publish(db, fmt, output, title):
+    """Publish the atlas as an awesome list (Markdown), JSON, CSV or BibTeX."""
+    from .publish import publish as run_publish
+    from .search import related as run_related
+
+    atlas = _open_atlas(db)
+    rel = {p.id: [r.paper.id for r in run_related(atlas, p, k=5)] for p in atlas.papers}
+    out = run_publish(fmt, atlas.papers, list(atlas.topics.values()), rel, output, title=title)
+    click.echo(f"wrote {out} ({len(atlas.papers)} papers, {fmt})")
+
+
+@main.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def serve(db, host, port):
+    """Serve the atlas as a local web app (search, paper and topic pages, map)."""
+    from waitress import serve as wserve
+
+    from .web import create_app
+
+    path = resolve_db(db)
+    app = create_app(path)
+    click.echo(f"Serving {path} at http://{host}:{port}/  (Ctrl+C to stop)")
+    wserve(app, host=host, port=port, threads=4, _quiet=True)
+
+
+@main.command()
+@click.option("--db", default="iclr2021.db", show_default=True, help="Atlas file to build.")
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--no-serve", is_flag=True, help="Only build the demo atlas.")
+@click.pass_context
+def demo(ctx, db, port, no_serve):
+    """Build the ICLR 2021 demo atlas (from ../shared/seeds, else the bundled sample) and serve it."""
+    listing = SEED_LISTING if SEED_LISTING.is_file() else SAMPLE_LISTING
+    if listing == SAMPLE_LISTING:
+        click.echo(f"{SEED_LISTING} not found: using the bundled 60-paper sample", err=True)
+    ctx.invoke(build, listings=(str(listing),), db=db, fmt=(), venue="ICLR 2021", year=2021, n_topics=None,
+               seed=42)
+    if not no_serve:
+        ctx.invoke(serve, db=db, host="127.0.0.1", port=port)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,106 @@
+"""Cross-source identity: stable paper ids and merging the same paper listed by several sources.
+
+Two records are the same paper when their normalised titles are equal (or nearly equal: rapidfuzz
+``token_sort_ratio`` ≥ :data:`FUZZY_TITLE_CUTOFF` among titles sharing their first three words) **and** their
+author lists overlap on at least one author key (first initial + surname, accents stripped, so ``Jeremy Cohen``
+= ``Jeremy M. Cohen`` = ``J. Cohen``), or one of them lists no authors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+from rapidfuzz import fuzz
+
+from .model import Paper
+from .text import normalize_title, strip_accents
+
+#: Minimum rapidfuzz ``token_sort_ratio`` (0-100) for two titles to be considered the same paper.
+FUZZY_TITLE_CUTOFF = 95.0
+
+
+def author_key(name: str) -> str:
+    """``"Jeremy M. Cohen"`` → ``"j cohen"``: first initial + last name, lower-case, accents stripped."""
+    parts = [p for p in strip_accents(name).replace(".", " ").replace("-", " ").lower().split() if p.isalpha()]
+    if not parts:
+        return ""
+    return f"{parts[0][0]} {parts[-1]}" if len(parts) > 1 else parts[0]
+
+
+def authors_overlap(a: list[str], b: list[str]) -> bool:
+    """True when the author lists share an :func:`author_key`, or either list is empty."""
+    if not a or not b:
+        return True
+    ka = {author_key(x) for x in a} - {""}
+    kb = {author_key(x) for x in b} - {""}
+    return bool(ka & kb) or not ka or not kb
+
+
+def paper_id(title: str) -> str:
+    """Stable 10-hex-digit id from the normalised title (first 10 hex digits of its SHA-1)."""
+    return hashlib.sha1(normalize_title(title).encode()).hexdigest()[:10]
+
+
+def _merge_into(a: Paper, b: Paper) -> None:
+    """Merge ``b``'s fields into ``a`` in place: ``a``'s non-empty scalar fields win, lists are unioned."""
+    for f in ("abstract", "venue", "status", "track", "digest"):
+        if not getattr(a, f) and getattr(b, f):
+            setattr(a, f, getattr(b, f))
+    if len(b.abstract) > len(a.abstract) * 1.5:  # a much fuller abstract wins (awesome digests are short)
+        a.abstract = b.abstract
+    if a.year is None:
+        a.year = b.year
+    if len(b.authors) > len(a.authors):
+        a.authors = b.authors
+    if not a.affiliations:
+        a.affiliations = b.affiliations
+    urls = {link.url for link in a.links if link.url}
+    kinds = {link.kind for link in a.links}
+    for link in b.links:
+        if (link.url and link.url not in urls) or (not link.url and link.kind not in kinds):
+            a.links.append(link)
+    a.sources.extend(b.sources)
+    for f in ("sections", "given_keyphrases"):
+        cur = getattr(a, f)
+        low = {x.lower() for x in cur}
+        cur.extend(x for x in getattr(b, f) if x.lower() not in low)
+    for k, v in b.extra.items():
+        a.extra.setdefault(k, v)
+
+
+def merge_papers(papers: list[Paper]) -> list[Paper]:
+    """Merge records of the same paper (see module doc) and assign each result a unique stable ``id``.
+
+    Input order is kept (the first record of a paper decides its position and wins conflicting scalar fields).
+    Records with the same title but disjoint authors stay separate; the later one gets an id suffix ``-2``.
+    Returns new list; input Paper objects are modified in place.
+    """
+    out: list[Paper] = []
+    by_title: dict[str, list[Paper]] = defaultdict(list)
+    by_prefix: dict[str, list[tuple[str, Paper]]] = defaultdict(list)
+    for p in papers:
+        key = normalize_title(p.title)
+        match = next((q for q in by_title.get(key, []) if authors_overlap(q.authors, p.authors)), None)
+        if match is None:
+            prefix = " ".join(key.split()[:3])
+            for other_key, q in by_prefix.get(prefix, []):
+                if fuzz.token_sort_ratio(key, other_key) >= FUZZY_TITLE_CUTOFF and authors_overlap(q.authors, p.authors):
+                    match = q
+                    break
+        if match is not None:
+            _merge_into(match, p)
+            continue
+        by_title[key].append(p)
+        by_prefix[" ".join(key.split()[:3])].append((key, p))
+        out.append(p)
+    seen: set[str] = set()
+    for p in out:
+        base = paper_id(p.title)
+        pid, n = base, 1
+        while pid in seen:
+            n += 1
+            pid = f"{base}-{n}"
+        p.id = pid
+        seen.add(pid)
+    return out

@@ -1,0 +1,149 @@
+"""The one schema every stage speaks: :class:`Paper` and its parts.
+
+Readers (``paperatlas.sources``) produce ``Paper`` records with the *given* fields filled (title, authors,
+abstract, venue, ...). Enrichers fill the *generated* fields (TL;DR, keyphrases, topic, map coordinates),
+each with the method and version that produced it. The store persists both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Link kinds recognised across readers and publishers.
+LINK_KINDS = ("paper", "code", "openreview", "project", "other")
+
+
+class SourceError(ValueError):
+    """A reader could not make sense of its input.
+
+    The message always names the file, the line (1-based) or record index (0-based), and what is wrong,
+    e.g. ``seeds/001.txt:812: paper heading without an author line``.
+    """
+
+    def __init__(self, path: str, where: str | int | None, problem: str):
+        self.path = str(path)
+        self.where = where
+        self.problem = problem
+        loc = f"{self.path}:{where}" if where not in (None, "") else self.path
+        super().__init__(f"{loc}: {problem}")
+
+
+@dataclass
+class Link:
+    """A URL attached to a paper.
+
+    ``kind`` is one of :data:`LINK_KINDS`; GitHub/GitLab URLs are ``code``.
+    """
+
+    url: str
+    kind: str = "other"
+    label: str = ""
+
+
+@dataclass
+class SourceRef:
+    """Where a paper record came from (provenance).
+
+    ``line`` is the 1-based line where the record starts (text formats); ``record`` the 0-based index in a JSON
+    array. ``section`` and ``year_heading`` are the curated headings it was listed under (awesome lists).
+    """
+
+    format: str
+    path: str
+    line: int | None = None
+    record: int | None = None
+    section: str = ""
+    year_heading: str = ""
+    native_id: str = ""
+
+
+@dataclass
+class Paper:
+    """One paper: given fields from a listing plus generated fields from enrichment.
+
+    Given fields
+        ``title`` (cleaned, single line), ``authors`` (list of display names), ``abstract`` (paragraphs separated
+        by a blank line), ``venue`` (e.g. ``"ICLR 2021"``, ``"Nature"``, ``""``), ``year`` (int or None),
+        ``status`` (``Oral``/``Spotlight``/``Poster``/... as listed), ``track`` (e.g. ``main``), ``links``,
+        ``sources`` (one :class:`SourceRef` per listing it came from), ``given_keyphrases`` (e.g. an awesome list's
+        ``Key Word:`` line, or author keywords), ``digest`` (a curator's summary), ``sections`` (curated section
+        headings it is filed under), ``affiliations`` (one string per author where known), ``extra`` (other
+        source fields such as ``gs_citation``).
+
+    Generated fields (filled by ``paperatlas.enrich``)
+        ``tldr`` + ``tldr_method``, ``keyphrases`` + ``keyphrases_method``, ``topic_id``, ``x``/``y`` (2-D map
+        coordinates, unitless).
+
+    ``id`` is assigned by :func:`paperatlas.dedup.assign_ids` (stable: derived from the normalised title).
+    """
+
+    title: str
+    authors: list[str] = field(default_factory=list)
+    abstract: str = ""
+    venue: str = ""
+    year: int | None = None
+    status: str = ""
+    track: str = ""
+    links: list[Link] = field(default_factory=list)
+    sources: list[SourceRef] = field(default_factory=list)
+    given_keyphrases: list[str] = field(default_factory=list)
+    digest: str = ""
+    sections: list[str] = field(default_factory=list)
+    affiliations: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+    # generated
+    tldr: str = ""
+    tldr_method: str = ""
+    keyphrases: list[str] = field(default_factory=list)
+    keyphrases_method: str = ""
+    topic_id: int | None = None
+    x: float | None = None
+    y: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as plain JSON-serialisable Python values."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Paper:
+        """Inverse of :meth:`to_dict` (unknown keys are ignored)."""
+        d = dict(d)
+        d["links"] = [Link(**x) for x in d.get("links") or []]
+        d["sources"] = [SourceRef(**x) for x in d.get("sources") or []]
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    @property
+    def code_url(self) -> str:
+        """The first ``code`` link's URL, or ``""``."""
+        return next((link.url for link in self.links if link.kind == "code"), "")
+
+    @property
+    def paper_url(self) -> str:
+        """The first paper/OpenReview/project link's URL, or ``""``."""
+        for kind in ("paper", "openreview", "project", "other"):
+            for link in self.links:
+                if link.kind == kind:
+                    return link.url
+        return ""
+
+
+@dataclass
+class Topic:
+    """A labelled group of papers on the map.
+
+    ``id`` is stable across rebuilds where membership allows; ``label`` is a human label (1-5 words);
+    ``keyphrases`` the topic's top c-TF-IDF terms; ``x``/``y`` the centroid of its papers on the 2-D map;
+    ``method`` records how it was made (e.g. ``"agglomerative-ward+ctfidf v1"``).
+    """
+
+    id: int
+    label: str
+    size: int = 0
+    keyphrases: list[str] = field(default_factory=list)
+    parent_id: int | None = None
+    x: float = 0.0
+    y: float = 0.0
+    method: str = ""

@@ -1,0 +1,198 @@
+"""The default store: one SQLite file per atlas (papers, embeddings, topics, FTS5 index, metadata).
+
+Writes go through :func:`atomic_rebuild`, which works on a private copy of the atlas file and swaps it into
+place with ``os.replace`` only after a successful commit, so a crash or kill at any point leaves the previous
+atlas readable and unchanged. Tables that are not rebuilt (future user tables: reading list, notes,
+overrides) are carried over by that copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ..model import Paper, Topic
+
+SCHEMA_VERSION = 1
+
+_JSON_FIELDS = ("authors", "links", "sources", "given_keyphrases", "sections", "affiliations", "extra", "keyphrases")
+_SCALAR_FIELDS = ("id", "title", "abstract", "venue", "year", "status", "track", "digest", "tldr", "tldr_method",
+                  "keyphrases_method", "topic_id", "x", "y")
+_PAPER_COLS = _SCALAR_FIELDS + _JSON_FIELDS
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS papers (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, abstract TEXT, venue TEXT, year INTEGER, status TEXT,
+    track TEXT, digest TEXT, tldr TEXT, tldr_method TEXT, keyphrases_method TEXT, topic_id INTEGER,
+    x REAL, y REAL, {", ".join(f"{c} TEXT" for c in _JSON_FIELDS)}, content_hash TEXT
+);
+CREATE INDEX IF NOT EXISTS papers_topic ON papers(topic_id);
+CREATE TABLE IF NOT EXISTS embeddings (
+    paper_id TEXT PRIMARY KEY, model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS topics (
+    id INTEGER PRIMARY KEY, label TEXT NOT NULL, size INTEGER, keyphrases TEXT, parent_id INTEGER,
+    x REAL, y REAL, method TEXT
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(
+    paper_id UNINDEXED, title, authors, abstract, keyphrases, tldr,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+class AtlasNotFound(FileNotFoundError):
+    """The atlas file does not exist (run ``paperatlas build`` first)."""
+
+
+def connect(path: str | Path, readonly: bool = True) -> sqlite3.Connection:
+    """Open an atlas file. Read-only connections use ``mode=ro`` so they can never modify it.
+
+    Raises :class:`AtlasNotFound` when ``path`` does not exist (for read-only use).
+    """
+    p = Path(path)
+    if readonly:
+        if not p.is_file():
+            raise AtlasNotFound(f"{p}: no atlas here; build one with `paperatlas build LISTING --db {p}`")
+        con = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, check_same_thread=False)
+    else:
+        con = sqlite3.connect(p, check_same_thread=False)
+    con.row_factory = sqlite3.Row
+    return con
+
+
+@contextlib.contextmanager
+def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
+    """Yield a writable connection to a private copy of the atlas at ``path`` (or a new empty one).
+
+    On normal exit the copy is committed, closed, fsynced and atomically renamed over ``path``; on any
+    exception (or if the process is killed) the copy is deleted/abandoned and ``path`` stays as it was.
+    """
+    target = Path(path).resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".building", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        con = sqlite3.connect(tmp, check_same_thread=False)
+        con.row_factory = sqlite3.Row
+        if target.is_file():
+            src = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+            src.backup(con)
+            src.close()
+        con.executescript(SCHEMA)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        try:
+            yield con
+            con.commit()
+        finally:
+            con.close()
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _row_to_paper(row: sqlite3.Row) -> Paper:
+    d = {k: row[k] for k in _SCALAR_FIELDS}
+    for k in _JSON_FIELDS:
+        d[k] = json.loads(row[k]) if row[k] else ([] if k != "extra" else {})
+    return Paper.from_dict(d)
+
+
+def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: dict[str, str]) -> None:
+    """Replace the atlas's papers and FTS index with ``papers`` (all fields, generated ones included)."""
+    con.execute("DELETE FROM papers")
+    con.execute("DELETE FROM papers_fts")
+    rows = []
+    for p in papers:
+        d = p.to_dict()
+        rows.append([d[k] for k in _SCALAR_FIELDS] + [json.dumps(d[k], ensure_ascii=False) for k in _JSON_FIELDS]
+                    + [content_hashes.get(p.id, "")])
+    cols = list(_PAPER_COLS) + ["content_hash"]
+    con.executemany(f"INSERT INTO papers ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", rows)
+    con.executemany(
+        "INSERT INTO papers_fts (paper_id, title, authors, abstract, keyphrases, tldr) VALUES (?, ?, ?, ?, ?, ?)",
+        [(p.id, p.title, ", ".join(p.authors), p.abstract, "; ".join(p.keyphrases + p.given_keyphrases), p.tldr)
+         for p in papers],
+    )
+
+
+def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
+    """Replace the atlas's topics."""
+    con.execute("DELETE FROM topics")
+    con.executemany(
+        "INSERT INTO topics (id, label, size, keyphrases, parent_id, x, y, method) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(t.id, t.label, t.size, json.dumps(t.keyphrases), t.parent_id, t.x, t.y, t.method) for t in topics],
+    )
+
+
+def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[str, np.ndarray]]:
+    """``paper_id -> (content_hash, vector (dim,) float32)`` for embeddings made by ``model``."""
+    out = {}
+    for row in con.execute("SELECT paper_id, content_hash, vector FROM embeddings WHERE model = ?", (model,)):
+        out[row[0]] = (row[1], np.frombuffer(row[2], dtype=np.float32))
+    return out
+
+
+def write_embeddings(con: sqlite3.Connection, model: str, ids: list[str], hashes: list[str],
+                     vectors: np.ndarray) -> None:
+    """Replace all stored embeddings with ``vectors`` ((len(ids), dim) float32) for ``ids``."""
+    con.execute("DELETE FROM embeddings")
+    con.executemany(
+        "INSERT INTO embeddings (paper_id, model, content_hash, vector) VALUES (?, ?, ?, ?)",
+        [(i, model, h, np.asarray(v, dtype=np.float32).tobytes()) for i, h, v in zip(ids, hashes, vectors, strict=True)],
+    )
+
+
+def set_meta(con: sqlite3.Connection, **values) -> None:
+    """Store ``key=value`` pairs in the ``meta`` table (values JSON-encoded)."""
+    con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    [(k, json.dumps(v, ensure_ascii=False)) for k, v in values.items()])
+
+
+class Atlas:
+    """Read-only view of an atlas file, loaded into memory for querying.
+
+    Attributes: ``papers`` (list[Paper] in stored order), ``by_id`` (id → Paper), ``topics`` (id → Topic),
+    ``ids`` (list[str], row order of ``vectors``), ``vectors`` ((n_papers, dim) float32, L2-normalised; empty
+    (0, 0) when the atlas has no embeddings), ``embed_model`` (name of the model that made them), ``meta``.
+    Raises :class:`AtlasNotFound` when the file is missing.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.con = connect(self.path, readonly=True)
+        self.meta = {r[0]: json.loads(r[1]) for r in self.con.execute("SELECT key, value FROM meta")}
+        self.papers = [_row_to_paper(r) for r in self.con.execute("SELECT * FROM papers ORDER BY rowid")]
+        self.by_id = {p.id: p for p in self.papers}
+        self.topics: dict[int, Topic] = {}
+        for r in self.con.execute("SELECT * FROM topics ORDER BY id"):
+            self.topics[r["id"]] = Topic(id=r["id"], label=r["label"], size=r["size"] or 0,
+                                         keyphrases=json.loads(r["keyphrases"] or "[]"), parent_id=r["parent_id"],
+                                         x=r["x"] or 0.0, y=r["y"] or 0.0, method=r["method"] or "")
+        rows = self.con.execute("SELECT paper_id, model, vector FROM embeddings").fetchall()
+        vec = {r[0]: np.frombuffer(r[2], dtype=np.float32) for r in rows}
+        self.embed_model = rows[0][1] if rows else ""
+        self.ids = [p.id for p in self.papers if p.id in vec]
+        self.vectors = np.stack([vec[i] for i in self.ids]) if self.ids else np.zeros((0, 0), np.float32)
+        self.row_of = {pid: i for i, pid in enumerate(self.ids)}
+
+    def close(self) -> None:
+        """Close the underlying connection."""
+        self.con.close()
+
+    def topic_label(self, topic_id: int | None) -> str:
+        """The label of ``topic_id`` or ``""``."""
+        t = self.topics.get(topic_id) if topic_id is not None else None
+        return t.label if t else ""

@@ -1,0 +1,109 @@
+"""Shared text handling: link extraction, title normalisation, sentence splitting, word tokens.
+
+Readers use the link helpers; dedup uses :func:`normalize_title`; TL;DR and keyphrase stages use
+:func:`split_sentences` and :func:`word_tokens`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .model import Link
+
+# A URL ends at whitespace, a closing bracket/angle bracket or quote; trailing punctuation is trimmed below.
+_URL_RE = re.compile(r"https?://[^\s<>\"'\]\[)(}{]+(?:\([^\s()]*\)[^\s<>\"'\]\[)(}{]*)*")
+_CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "huggingface.co/spaces")
+
+
+def classify_link(url: str) -> str:
+    """Return the link kind for ``url``: ``code`` for GitHub/GitLab/Bitbucket, ``openreview``, ``paper``
+    for arXiv/DOI/PDF/proceedings, else ``other``."""
+    u = url.lower()
+    if any(h in u for h in _CODE_HOSTS):
+        return "code"
+    if "openreview.net" in u:
+        return "openreview"
+    if any(h in u for h in ("arxiv.org", "doi.org", ".pdf", "proceedings", "aclanthology", "nature.com",
+                             "sciencedirect", "springer", "ieeexplore", "acm.org", "jmlr.org", "aaai.org")):
+        return "paper"
+    return "other"
+
+
+def find_urls(text: str) -> list[str]:
+    """All http(s) URLs in ``text`` in order of appearance, de-duplicated, with Markdown escapes
+    (``\\_``) undone and trailing punctuation (``.,;:``) removed."""
+    out: list[str] = []
+    for m in _URL_RE.finditer(text):
+        url = m.group(0).replace("\\_", "_").replace("\\", "")
+        url = url.rstrip(".,;:!?*")
+        if url and url not in out:
+            out.append(url)
+    return out
+
+
+def links_from_text(text: str) -> list[Link]:
+    """:class:`Link` objects for every URL in ``text`` (see :func:`find_urls`), kinds from :func:`classify_link`."""
+    return [Link(url=u, kind=classify_link(u)) for u in find_urls(text)]
+
+
+def strip_accents(s: str) -> str:
+    """``"Schölkopf"`` → ``"Scholkopf"`` (NFKD decomposition, combining marks dropped)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+
+
+def normalize_title(title: str) -> str:
+    """Key for matching the same paper across sources: accents stripped, lower-cased, LaTeX/Markdown
+    markup and punctuation removed, whitespace collapsed. ``"Sharpness-Aware Minimization ..."`` and
+    ``"sharpness aware minimization ..."`` give the same key."""
+    s = strip_accents(title).lower()
+    s = re.sub(r"\\[a-z]+", " ", s)  # LaTeX commands
+    s = re.sub(r"[^a-z0-9]+", " ", s)
+    return " ".join(s.split())
+
+
+_ABBREV = r"(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Figs|Eq|Eqs|Sec|resp|approx|al|No|Dr|Prof|St)\."
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[$\\])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split an abstract into sentences.
+
+    A rule-based splitter: breaks after ``.``/``!``/``?`` followed by whitespace and an upper-case letter,
+    digit, quote, bracket or ``$``, but not after common abbreviations (``e.g.``, ``et al.``, ``Fig.``) or
+    single initials. Paragraph breaks always split. Returns stripped, non-empty sentences.
+    """
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = " ".join(para.split())
+        if not para:
+            continue
+        start = 0
+        for m in _SENT_END.finditer(para):
+            end = m.start()
+            chunk = para[start:end + 1]
+            # don't split after an abbreviation or an initial like "J."
+            tail = para[max(0, end - 8):end + 1]
+            if re.search(_ABBREV + r"$", tail) or re.search(r"(?:^|\s)[A-Z]\.$", tail):
+                continue
+            if chunk.strip():
+                out.append(para[start:m.end()].strip())
+            start = m.end()
+        rest = para[start:].strip()
+        if rest:
+            out.append(rest)
+    return out
+
+
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
+
+
+def word_tokens(text: str) -> list[str]:
+    """Word tokens (letters/digits, inner hyphens kept: ``"floating-point"``), original case."""
+    return _WORD_RE.findall(text)
+
+
+def slugify(text: str, max_len: int = 60) -> str:
+    """URL/anchor-safe slug: ``"Graph neural networks"`` → ``"graph-neural-networks"``."""
+    s = re.sub(r"[^a-z0-9]+", "-", strip_accents(text).lower()).strip("-")
+    return s[:max_len].rstrip("-")
