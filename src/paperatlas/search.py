@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .keyphrases import BROAD, GENERIC, STOP, norm_word, phrase_key
 from .model import Paper
 from .store import Atlas
 from .text import normalize_title, word_tokens
@@ -166,17 +167,18 @@ def search(atlas: Atlas, query: str, k: int = 10, filters: Filters | None = None
 
 
 def find_paper(atlas: Atlas, ref: str) -> Paper:
-    """The paper whose id is ``ref``, or whose title matches it (exact normalised title, then the best BM25 title
-    match). Raises ``LookupError`` naming ``ref`` when nothing matches."""
+    """The paper whose id is ``ref``, or whose title matches it: the exact normalised title, else the best BM25
+    match whose title contains every word of ``ref``. Raises ``LookupError`` naming ``ref`` when nothing matches."""
     if ref in atlas.by_id:
         return atlas.by_id[ref]
     key = normalize_title(ref)
     for p in atlas.papers:
         if normalize_title(p.title) == key:
             return p
-    ids = bm25_ranking(atlas, ref, limit=1)
-    if ids and key and set(key.split()) <= set(normalize_title(atlas.by_id[ids[0]].title).split()) | set():
-        return atlas.by_id[ids[0]]
+    words = set(key.split())
+    for pid in bm25_ranking(atlas, ref, limit=5):
+        if words and words <= set(normalize_title(atlas.by_id[pid].title).split()):
+            return atlas.by_id[pid]
     raise LookupError(f"no paper with id or title {ref!r}; try `paperatlas search {ref!r}`")
 
 
@@ -189,24 +191,57 @@ class Related:
     reason: str
 
 
+def _content_words(p: Paper) -> dict[str, str]:
+    """Normalised content word -> display form, from the title and keyphrases of ``p``."""
+    out: dict[str, str] = {}
+    for w in word_tokens(" ".join([p.title, *p.keyphrases, *p.given_keyphrases])):
+        lw = w.lower()
+        if len(lw) > 2 and lw not in STOP and lw not in GENERIC and lw not in BROAD:
+            out.setdefault(norm_word(lw), w)
+    return out
+
+
+_WORD_DF: dict[int, dict[str, int]] = {}
+
+
+def _word_df(atlas: Atlas) -> dict[str, int]:
+    """In how many papers of ``atlas`` each content word occurs (computed once per atlas)."""
+    if id(atlas) not in _WORD_DF:
+        df: dict[str, int] = {}
+        for p in atlas.papers:
+            for k in _content_words(p):
+                df[k] = df.get(k, 0) + 1
+        _WORD_DF[id(atlas)] = df
+    return _WORD_DF[id(atlas)]
+
+
+def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
+    """One line saying why ``b`` is related to ``a``: the keyphrases they share, else the title/keyphrase words
+    they share and their common topic, else "similar abstract"."""
+    mine = {phrase_key(k): k for k in a.keyphrases + a.given_keyphrases}
+    shared = list(dict.fromkeys(mine[phrase_key(k)] for k in b.keyphrases + b.given_keyphrases
+                                if phrase_key(k) in mine))
+    if shared:
+        return "shares keyphrases: " + ", ".join(shared[:3])
+    wa, wb = _content_words(a), _content_words(b)
+    df = _word_df(atlas)
+    limit = max(3, 0.05 * len(atlas.papers))  # words in over 5% of papers explain nothing
+    words = [wa[k] for k in wa if k in wb and df.get(k, 0) <= limit][:3]
+    same_topic = b.topic_id is not None and b.topic_id == a.topic_id
+    parts = []
+    if words:
+        parts.append("both about " + ", ".join(words))
+    if same_topic:
+        parts.append(f"same topic: {atlas.topic_label(b.topic_id)}")
+    return "; ".join(parts) or "similar abstract"
+
+
 def related(atlas: Atlas, paper: Paper, k: int = 10) -> list[Related]:
-    """The ``k`` papers nearest to ``paper`` by embedding cosine, each with a reason: the keyphrases they share,
-    else their shared topic, else "similar abstract"."""
+    """The ``k`` papers nearest to ``paper`` by embedding cosine (most similar first), each with a one-line
+    reason from :func:`explain`. Empty when the paper has no embedding."""
     if paper.id not in atlas.row_of:
         return []
     sims = atlas.vectors @ atlas.vectors[atlas.row_of[paper.id]]
     order = [i for i in np.argsort(-sims, kind="stable") if atlas.ids[i] != paper.id][:k]
-    mine = {k_.lower(): k_ for k_ in paper.keyphrases + paper.given_keyphrases}
-    out = []
-    for i in order:
-        q = atlas.by_id[atlas.ids[i]]
-        shared = [mine[x.lower()] for x in q.keyphrases + q.given_keyphrases if x.lower() in mine]
-        shared = list(dict.fromkeys(shared))
-        if shared:
-            reason = "shares keyphrases: " + ", ".join(shared[:3])
-        elif q.topic_id is not None and q.topic_id == paper.topic_id:
-            reason = f"same topic: {atlas.topic_label(q.topic_id)}"
-        else:
-            reason = "similar abstract"
-        out.append(Related(q, float(sims[i]), reason))
-    return out
+    return [Related(atlas.by_id[atlas.ids[i]], float(sims[i]), explain(atlas, paper, atlas.by_id[atlas.ids[i]]))
+            for i in order]

@@ -42,7 +42,10 @@ def cluster(vectors: np.ndarray, n_topics: int) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=int)
     k = max(1, min(n_topics, n))
-    raw = np.zeros(n, dtype=int) if k == 1 else AgglomerativeClustering(n_clusters=k, linkage="ward").fit_predict(vectors)
+    if k == 1:
+        raw = np.zeros(n, dtype=int)
+    else:
+        raw = AgglomerativeClustering(n_clusters=k, linkage="ward").fit_predict(vectors)
     order = [c for c, _ in sorted(Counter(raw.tolist()).items(), key=lambda kv: (-kv[1], kv[0]))]
     remap = {c: i for i, c in enumerate(order)}
     return np.array([remap[c] for c in raw], dtype=int)
@@ -66,7 +69,7 @@ def layout_2d(vectors: np.ndarray, seed: int = 42) -> np.ndarray:
     import umap
 
     reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, metric="cosine",
-                        random_state=seed, init="spectral" if n > 20 else "random")
+                        random_state=seed, n_jobs=1, init="spectral" if n > 20 else "random")
     return reducer.fit_transform(vectors).astype(np.float32)
 
 

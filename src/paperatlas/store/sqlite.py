@@ -78,6 +78,8 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
     """
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(f".{target.name}.*.building"):  # left by a killed build
+        stale.unlink(missing_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".building", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -151,7 +153,8 @@ def write_embeddings(con: sqlite3.Connection, model: str, ids: list[str], hashes
     con.execute("DELETE FROM embeddings")
     con.executemany(
         "INSERT INTO embeddings (paper_id, model, content_hash, vector) VALUES (?, ?, ?, ?)",
-        [(i, model, h, np.asarray(v, dtype=np.float32).tobytes()) for i, h, v in zip(ids, hashes, vectors, strict=True)],
+        [(i, model, h, np.asarray(v, dtype=np.float32).tobytes())
+         for i, h, v in zip(ids, hashes, vectors, strict=True)],
     )
 
 

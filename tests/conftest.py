@@ -1,0 +1,47 @@
+"""Shared fixtures: paths to ../shared data and a small real atlas built once per session."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+SHARED = ROOT.parent / "shared"
+SEEDS = SHARED / "seeds"
+ICLR_SEED = SEEDS / "001_2614e1796f49d7fd.txt"
+AWESOME_SEED = SEEDS / "004_67aa5497667b379c.txt"
+PAPERLISTS = SHARED / "data" / "paperlists"
+SAMPLE = ROOT / "src" / "paperatlas" / "data" / "iclr2021_sample.md"
+
+
+def need(path: Path) -> Path:
+    """Skip the test (with the reason) when a ../shared file it reads is absent."""
+    if not path.exists():
+        pytest.skip(f"{path} is absent (../shared data not available on this machine)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def sample_atlas(tmp_path_factory) -> Path:
+    """An atlas built from the bundled 60-paper ICLR 2021 sample with the real embedding model (read-only:
+    tests that modify an atlas copy it with :func:`copy_atlas`)."""
+    from paperatlas.build import build
+
+    db = tmp_path_factory.mktemp("atlas") / "sample.db"
+    build([SAMPLE], db, venue="ICLR 2021", year=2021)
+    return db
+
+
+@pytest.fixture
+def copy_atlas(sample_atlas, tmp_path):
+    """A private, writable copy of :func:`sample_atlas`."""
+
+    def _copy(name: str = "copy.db") -> Path:
+        dst = tmp_path / name
+        shutil.copy(sample_atlas, dst)
+        return dst
+
+    return _copy

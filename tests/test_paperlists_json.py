@@ -1,0 +1,54 @@
+"""The Paper Copilot paperlists JSON reader on real records."""
+
+import gzip
+import json
+
+import pytest
+
+from conftest import FIXTURES, PAPERLISTS, need
+from paperatlas import sources
+from paperatlas.model import SourceError
+
+
+def test_colm_records_map_every_field(tmp_path):
+    path = tmp_path / "colm2024.json"
+    path.write_text((FIXTURES / "colm2024_head.json").read_text())
+    papers = sources.read(path)
+    assert sources.detect_format(path) == "paperlists-json"
+    assert len(papers) == 6
+    p = papers[0]
+    assert p.title == "InstructAV: Instruction Fine-tuning Large Language Models for Authorship Verification"
+    assert p.authors == ["Yujia Hu", "Zhiqiang Hu", "Chun Wei Seah", "Roy Ka-Wei Lee"]
+    assert p.affiliations[2] == "DSO"
+    assert p.venue == "COLM 2024" and p.year == 2024
+    assert p.status == "Poster" and p.track == "main"
+    assert p.given_keyphrases == ["Authorship Verification", "Parameter-Efficient Fine-Tuning (PEFT)", "InstructAV"]
+    assert p.links[0].url == "https://openreview.net/forum?id=0UK8c2kg7c" and p.links[0].kind == "openreview"
+    assert p.sources[0].record == 0 and p.sources[0].native_id == "0UK8c2kg7c"
+
+
+def test_aaai_2022_gzip_with_code_links_and_citations():
+    path = need(PAPERLISTS / "aaai" / "aaai2022.json.gz")
+    papers = sources.read(path)
+    assert len(papers) == 1319
+    assert all(p.venue == "AAAI 2022" and p.year == 2022 for p in papers)
+    with_code = [p for p in papers if p.code_url]
+    assert len(with_code) == 232
+    assert with_code[0].code_url.startswith("https://github.com/")
+    assert len({p.extra.get("primary_area") for p in papers} - {None}) == 20  # the 20 AAAI tracks
+
+
+def test_bad_records_are_reported_with_file_and_record_index(tmp_path):
+    recs = json.loads((FIXTURES / "colm2024_head.json").read_text())
+    recs[3]["title"] = "   "
+    path = tmp_path / "colm2024.json"
+    path.write_text(json.dumps(recs))
+    with pytest.raises(SourceError, match=r"colm2024\.json:record 3: missing or empty 'title'"):
+        sources.read(path)
+
+
+def test_broken_json_names_the_line(tmp_path):
+    path = tmp_path / "broken.json.gz"
+    path.write_bytes(gzip.compress(b'[\n {"title": "A"},\n {"title": "B",,}\n]'))
+    with pytest.raises(SourceError, match=r"broken\.json\.gz:3: invalid JSON"):
+        sources.read(path, format="paperlists-json")
