@@ -103,20 +103,36 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         support = max(2, round(0.05 * size)) if size >= 6 else 1
         good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
         top_terms = [_display(forms, k) for k in good[:max_terms]]
+        weight = {k: s for s, k in scored}
         label = ""
-        for i, k in enumerate(good):
-            if k in taken:
-                continue
+        free = [k for k in good if k not in taken]
+        if free:
+            # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
+            multi = [k for k in free[:4] if len(k.split()) > 1 and weight[k] >= 0.7 * weight[free[0]]]
+            k = multi[0] if multi and len(free[0].split()) == 1 else free[0]
             label = _sentence_case(_display(forms, k))
-            # add a second strong, distinct term to make labels specific
-            for k2 in good[i + 1:i + 4]:
-                if k2 not in taken and not (set(k2.split()) & set(k.split())) and tf[t][k2] >= 0.5 * tf[t][k]:
+            # add a second strong, distinct term to make labels specific (not an acronym of the first)
+            for k2 in free[:5]:
+                if k2 == k or set(k2.split()) & set(k.split()) or any(_is_acronym_pair(k, w) for w in k2.split()):
+                    continue
+                if len(k2.split()) > 1 and weight[k2] >= 0.5 * weight[k]:
                     label = f"{label} & {_display(forms, k2)}"
                     break
             taken.add(k)
-            break
         out.append((label or f"Topic {t + 1}", top_terms))
     return out
+
+
+def _is_acronym_pair(a: str, b: str) -> bool:
+    """True when one phrase key is the acronym of the other (``gan`` / ``generative adversarial network``,
+    ``ebm`` / ``energy based model``, ``nas`` / ``neural architecture search``)."""
+    for short, long_ in ((a, b), (b, a)):
+        words = long_.replace("-", " ").split()
+        if len(short.split()) == 1 and len(words) > 1:
+            initials = "".join(w[0] for w in words)
+            if short.rstrip("s") in (initials, initials.rstrip("s")) or initials.startswith(short.rstrip("s")):
+                return True
+    return False
 
 
 def _display(forms: dict[str, Counter[str]], key: str) -> str:

@@ -34,7 +34,6 @@ from ..model import Link, Paper, SourceError, SourceRef
 from ..text import classify_link, find_urls, normalize_title
 
 FORMAT = "awesome-md"
-BULLET = "\u2022"
 
 # "Empirical Study: 2024" -> section "Empirical Study", year 2024 (a heading line, never indented).
 _YEAR_HEADING_RE = re.compile(r"^(?P<section>\S.*?)\s*:\s*(?P<year>(?:19|20)\d{2})\s*$")
@@ -114,8 +113,9 @@ def split_author_line(line: str) -> tuple[list[str], str]:
     ``"A, B. ICML 2023"`` -> ``(["A", "B"], "ICML 2023")``; ``"A, B."`` -> ``(["A", "B"], "")``;
     ``"A, B ICLR 2019"`` (venue glued without a period) -> ``(["A", "B"], "ICLR 2019")``. An ``Author List``
     prefix is dropped, Markdown emphasis around the venue (``*Nature Neuroscience*``) removed, and authors are
-    split on commas, semicolons, ``&`` and ``and`` (names run together without any separator are split at
-    lower/upper-case joints, see :func:`_split_run_together`).
+    split on commas, semicolons, ``&`` and ``and``; underscores become spaces and repeated names are dropped
+    (names run together without any separator are split at lower/upper-case joints, see
+    :func:`_split_run_together`).
     """
     s = _AUTHOR_LIST_RE.sub("", line.strip())
     venue = ""
@@ -140,8 +140,12 @@ def split_author_line(line: str) -> tuple[list[str], str]:
             s = s[: m.start()]
     venue = venue.strip().strip("*_").strip()
     s = s.strip().rstrip(".").strip()
-    authors = [a.strip().rstrip(".").strip() for a in _AUTHOR_SPLIT_RE.split(s)]
-    authors = [a for a in authors if a]
+    authors: list[str] = []
+    for a in _AUTHOR_SPLIT_RE.split(s):
+        # "Laurent_Viennot" (an underscore for a space) is listed next to "Laurent Viennot" in the seed.
+        a = " ".join(a.replace("_", " ").split()).rstrip(".").strip()
+        if a and a not in authors:
+            authors.append(a)
     if len(authors) == 1:
         authors = _split_run_together(authors[0])
     return authors, venue
