@@ -270,8 +270,13 @@ def serve(db, host, port):
 
     from .web import create_app
 
+    from .store import AtlasNotFound
+
     path = resolve_db(db)
-    app = create_app(path)
+    try:
+        app = create_app(path)
+    except AtlasNotFound as e:
+        raise click.ClickException(str(e)) from e
     click.echo(f"Serving {path} at http://{host}:{port}/  (Ctrl+C to stop)")
     wserve(app, host=host, port=port, threads=4, _quiet=True)
 

@@ -1,0 +1,100 @@
+"""Publishers: turn an atlas (papers, topics, related papers) into a file others can read.
+
+Each format is a module with ``render(papers, topics, related, title) -> str``, registered by name in
+:data:`FORMATS`:
+
+``awesome-md``
+    a GitHub-flavoured Markdown awesome list, one section per topic (:mod:`.awesome_md`);
+``json``
+    every paper field plus ``topic_label`` and ``related_ids`` (:mod:`.json_out`);
+``csv``
+    one row per paper with the main fields (:mod:`.csv_out`);
+``bibtex``
+    one BibTeX entry per paper, written with bibtexparser (:mod:`.bibtex_out`).
+
+:func:`render` returns the text; :func:`publish` writes it atomically (a failed render or write leaves any
+previous file at the path untouched).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..model import Paper, Topic
+from . import awesome_md, bibtex_out, csv_out, json_out
+
+#: A publisher: ``render(papers, topics, related, title) -> str``.
+Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
+
+#: Format name -> renderer. Looked up at call time, so tests and plugins may add or replace entries.
+FORMATS: dict[str, Renderer] = {
+    "awesome-md": awesome_md.render,
+    "json": json_out.render,
+    "csv": csv_out.render,
+    "bibtex": bibtex_out.render,
+}
+
+__all__ = ["FORMATS", "publish", "render"]
+
+
+def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
+           title: str = "") -> str:
+    """Render ``papers`` in format ``fmt`` and return the text.
+
+    Arguments
+        ``fmt``: a key of :data:`FORMATS` (``awesome-md``, ``json``, ``csv``, ``bibtex``);
+        ``papers``: the papers to publish; ``topics``: the atlas's topics (labels, sections; a list, or a dict
+        ``{id: Topic}``);
+        ``related``: paper id -> ids of related papers (``None`` for none); ``title``: document title where the
+        format has one (awesome-md), else ignored.
+
+    Raises ``ValueError`` naming the known formats when ``fmt`` is not one of them; renderer errors propagate.
+    """
+    try:
+        renderer = FORMATS[fmt]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown publish format {fmt!r}; known formats: {', '.join(sorted(FORMATS))}") from None
+    if isinstance(topics, dict):  # an atlas's ``{id: Topic}`` map
+        topics = topics.values()
+    return renderer(list(papers), list(topics), dict(related or {}), title)
+
+
+def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
+            path: str | Path, title: str = "") -> Path:
+    """Render ``papers`` in format ``fmt`` (see :func:`render`) and write the text to ``path`` as UTF-8.
+
+    The write is atomic: the whole text is rendered first, written to a temporary file in the same directory and
+    moved over ``path`` with :func:`os.replace`, so a failure at any point leaves a previous file at ``path``
+    unchanged (and no temporary file behind). Missing parent directories are created. The new file gets the
+    previous file's permissions, or the usual ones for a new file (``0o666`` minus the umask).
+
+    Returns ``path`` as a :class:`~pathlib.Path`. Raises ``ValueError`` for an unknown format (naming the known
+    ones), ``OSError`` when the file cannot be written, and whatever the renderer raises.
+    """
+    text = render(fmt, papers, topics, related, title=title)
+    data = text.encode("utf-8")
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target

@@ -1,0 +1,67 @@
+"""Publish an atlas as CSV (stdlib :mod:`csv`, Excel dialect: comma-separated, ``"``-quoted where needed,
+CRLF line ends), one row per paper sorted by id, with a header row of :data:`COLUMNS`.
+
+List fields (``authors``, ``keyphrases``) are joined with ``"; "``; ``keyphrases`` falls back to the listing's
+given keyphrases; missing numbers (``year``, ``topic_id``, ``x``, ``y``) are empty cells; ``paper_url`` and
+``code_url`` skip placeholder links with an empty URL.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable
+
+from ..model import Paper, Topic
+from .awesome_md import code_link, paper_link
+
+FORMAT = "csv"
+
+#: Column order of the CSV output.
+COLUMNS = ("id", "title", "authors", "venue", "year", "status", "track", "topic_id", "topic_label", "tldr",
+           "keyphrases", "paper_url", "code_url", "x", "y", "abstract")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ""
+    return str(value)
+
+
+def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
+           title: str = "") -> str:
+    """Render the papers as CSV text (see the module docstring for the columns).
+
+    Arguments
+        ``papers``: the papers; ``topics``: the atlas's topics (for ``topic_label``); ``related`` and ``title``:
+        unused (uniform publisher signature).
+
+    Returns the CSV text; write it without newline translation (``newline=""`` or as bytes). Raises nothing.
+    """
+    labels = {t.id: t.label for t in topics}
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(COLUMNS)
+    for p in sorted(papers, key=lambda p: p.id):
+        writer.writerow([_cell(v) for v in (
+            p.id,
+            p.title,
+            "; ".join(p.authors),
+            p.venue,
+            p.year,
+            p.status,
+            p.track,
+            p.topic_id,
+            labels.get(p.topic_id, "") if p.topic_id is not None else "",
+            p.tldr,
+            "; ".join(p.keyphrases or p.given_keyphrases),
+            paper_link(p),
+            code_link(p),
+            None if p.x is None else float(p.x),
+            None if p.y is None else float(p.y),
+            p.abstract,
+        )])
+    return buf.getvalue()

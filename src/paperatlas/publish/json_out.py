@@ -1,0 +1,60 @@
+"""Publish an atlas as JSON: one object per paper with every :class:`~paperatlas.model.Paper` field, plus
+``topic_label`` (the label of the paper's topic, ``""`` when it has none) and ``related_ids`` (ids of its related
+papers, most similar first).
+
+The array is sorted by paper id (stable across runs), pretty-printed with two-space indentation and written as
+UTF-8 without ``\\u`` escapes. Non-finite floats (NaN map coordinates) become ``null``; NumPy scalars and arrays
+become plain numbers and lists, so the output is always strict JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ..model import Paper, Topic
+
+FORMAT = "json"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with NumPy scalars/arrays, tuples and non-finite floats turned into strict-JSON values."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # numpy scalar or array
+        return _plain(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def paper_records(papers: Iterable[Paper], topics: Iterable[Topic],
+                  related: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    """The records :func:`render` serialises: ``Paper.to_dict()`` + ``topic_label`` + ``related_ids``, by id."""
+    labels = {t.id: t.label for t in topics}
+    related = related or {}
+    out = []
+    for p in sorted(papers, key=lambda p: p.id):
+        d = p.to_dict()
+        d["topic_label"] = labels.get(p.topic_id, "") if p.topic_id is not None else ""
+        d["related_ids"] = [str(r) for r in related.get(p.id, [])]
+        out.append(_plain(d))
+    return out
+
+
+def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
+           title: str = "") -> str:
+    """Render the papers as a pretty-printed JSON array (see the module docstring).
+
+    Arguments
+        ``papers``: the papers; ``topics``: the atlas's topics (for ``topic_label``); ``related``: paper id ->
+        related paper ids (for ``related_ids``; missing ids give ``[]``); ``title``: unused (uniform signature).
+
+    Returns the JSON text ending with a newline. Raises ``TypeError`` if a paper's ``extra`` holds a value that
+    JSON cannot represent.
+    """
+    return json.dumps(paper_records(papers, topics, related), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
