@@ -268,9 +268,8 @@ def serve(db, host, port):
     """Serve the atlas as a local web app (search, paper and topic pages, map)."""
     from waitress import serve as wserve
 
-    from .web import create_app
-
     from .store import AtlasNotFound
+    from .web import create_app
 
     path = resolve_db(db)
     try:
