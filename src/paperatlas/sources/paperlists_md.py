@@ -54,7 +54,7 @@ _ABSTRACT_RE = re.compile(
 # The marker label once unescaped: "open-review(Poster)" -> status "Poster".
 _LABEL_RE = re.compile(r"^open-?review[ \t]*\([ \t]*(?P<status>[^()]*?)[ \t]*\)$", re.IGNORECASE)
 # Sniffing: a paper heading, then within six lines (blank or author bullet) the abstract marker.
-_SNIFF_RE = re.compile(r"^##[ \t]+\S.*\n(?:[ \t]*\n|- (?!abstract@).*\n){0,6}- abstract@\[", re.MULTILINE)
+_SNIFF_RE = re.compile(r"^##[ \t]+\S.*\n(?:[ \t]*\r?\n|- (?!abstract@).*\n){0,6}- abstract@\[", re.MULTILINE)
 
 # Line-joining rules for abstracts.
 _HYPHEN_END_RE = re.compile(r"[A-Za-z]-$")  # "floating-" | "point"
@@ -216,7 +216,7 @@ def read_text(text: str, path: str, venue: str | None = None, year: int | None =
             papers.append(_to_paper(rec, path, venue, year))
         rec = None
 
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):  # not splitlines(): keep editor line numbers
         line = line.rstrip()
         if not line.strip():
             continue
