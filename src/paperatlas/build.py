@@ -115,9 +115,12 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         # --- keyphrases ---
         tick = progress("keyphrases", len(papers))
         kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
+        label_terms = []  # a paper's 15 best candidate phrases: richer evidence for topic labels
         for p in papers:
-            p.keyphrases = kx.extract(p.title, p.abstract or p.digest)
+            scored = kx.score(p.title, p.abstract or p.digest)
+            p.keyphrases = kx.extract(p.title, p.abstract or p.digest, scored=scored)
             p.keyphrases_method = kx.method
+            label_terms.append(list(dict.fromkeys([*p.keyphrases, *(ph for ph, _ in scored[:15])])))
             tick(1)
         stage("keyphrases")
 
@@ -131,7 +134,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
 
         # --- topics + 2-D map ---
         tick = progress("topics+map", 1)
-        assign, xy, topics = build_topics(vectors, [p.keyphrases or p.given_keyphrases for p in papers],
+        assign, xy, topics = build_topics(vectors, [t or p.given_keyphrases for t, p in zip(label_terms, papers,
+                                                                                               strict=True)],
                                           n_topics=n_topics, seed=seed)
         for i, p in enumerate(papers):
             p.topic_id = int(assign[i])

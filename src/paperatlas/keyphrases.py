@@ -37,7 +37,11 @@ demonstrating showing propose proposing given like including typically often wid
 second one two three paradigm aim aims goal goals code available github com https http www org
 predict predicting extract extracting capturing capture avoiding avoid boosting boost enhance enhancing apply
 applying learn learns learned learnt make makes making obtain obtaining remain remains require requires
-""".split())
+provides providing having instead yielding yields yield leading resulting result suffer suffers consider
+considers considering called via typically thereby whereas""".split())
+
+#: ``-ly`` words that are nouns/adjectives, not adverbs (adverbs never belong in a keyphrase).
+NOT_ADVERBS = frozenset("family anomaly supply early only assembly monopoly italy july rely apply reply".split())
 
 #: Words that may sit inside or at the end of a phrase (``reinforcement learning``, ``graph neural networks``) but
 #: are too broad to be a keyphrase alone or to start one.
@@ -91,6 +95,8 @@ def candidates(text: str) -> list[str]:
                 if n == 1 and (len(first) < 3 or first in BROAD):
                     continue
                 if first in BROAD and first not in ("neural", "deep"):
+                    continue
+                if any(w.lower().endswith("ly") and len(w) > 4 and w.lower() not in NOT_ADVERBS for w in words):
                     continue
                 out.append(" ".join(words))
     return out
@@ -158,12 +164,12 @@ class KeyphraseExtractor:
         scored.sort(key=lambda x: (-x[1], x[0]))
         return scored
 
-    def extract(self, title: str, abstract: str) -> list[str]:
-        """3-8 keyphrases, best first: no two share a :func:`phrase_key`, and a phrase contained in a better
-        one is skipped unless it is itself frequent in the paper."""
+    def extract(self, title: str, abstract: str, scored: list[tuple[str, float]] | None = None) -> list[str]:
+        """3-8 keyphrases, best first: no two share a :func:`phrase_key` and none overlaps a better one.
+        ``scored`` may pass a precomputed :meth:`score` result."""
         chosen: list[str] = []
         keys: list[str] = []
-        for phrase, s in self.score(title, abstract):
+        for phrase, s in scored if scored is not None else self.score(title, abstract):
             k = phrase_key(phrase)
             if any(_overlaps(k, c) for c in keys):
                 continue

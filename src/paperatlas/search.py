@@ -25,6 +25,10 @@ from .text import normalize_title, word_tokens
 RRF_K = 60
 POOL = 200
 BM25_WEIGHTS = (10.0, 4.0, 1.0, 5.0, 2.0)  # title, authors, abstract, keyphrases, tldr
+#: Semantic matches count only above this cosine and above this share of the best match's cosine
+#: (all-MiniLM-L6-v2 gives unrelated abstracts cosines of ~0.0-0.2 to a query).
+SEMANTIC_MIN_COSINE = 0.2
+SEMANTIC_REL_COSINE = 0.7
 
 
 @dataclass
@@ -158,7 +162,10 @@ def search(atlas: Atlas, query: str, k: int = 10, filters: Filters | None = None
     sem: list[str] = []
     if mode != "bm25" and embed_query is not None and atlas.vectors.size:
         qv = embed_query(query)
-        sem = [pid for pid, _ in semantic_ranking(atlas, qv, limit=len(atlas.ids)) if ok(atlas.by_id[pid])][:POOL]
+        ranked = [(pid, sim) for pid, sim in semantic_ranking(atlas, qv, limit=len(atlas.ids)) if ok(atlas.by_id[pid])]
+        # the cosine tail is noise: keep papers reasonably close to the query and to the best match
+        floor = max(SEMANTIC_MIN_COSINE, SEMANTIC_REL_COSINE * ranked[0][1]) if ranked else 0.0
+        sem = [pid for pid, sim in ranked if sim >= floor][:POOL]
     fused = rrf([r for r in (bm25, sem) if r])
     brank = {pid: i + 1 for i, pid in enumerate(bm25)}
     srank = {pid: i + 1 for i, pid in enumerate(sem)}

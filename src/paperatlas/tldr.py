@@ -35,6 +35,10 @@ _FRAMING = re.compile(r"^(in this (paper|work|study|note|article)|here|in this w
                       r")\s*,?\s+", re.I)
 
 
+# parenthetical asides that carry no claim: "(e.g., CIFAR-10, ImageNet)", "(i.e. ...)", "(see ...)"
+_ASIDE = re.compile(r"\s*\((?:e\.g\.|i\.e\.|see |cf\.|for example|for instance)[^()]*\)", re.I)
+
+
 def _content(text: str) -> set[str]:
     return {norm_word(w) for w in word_tokens(text) if w.lower() not in STOP and len(w) > 2}
 
@@ -68,14 +72,20 @@ def compress(sentence: str, max_words: int = MAX_WORDS) -> str:
     preferring a clause boundary (``,``/``;``/`` which``/`` that``); ends with a period."""
     s = sentence.strip()
     s = _FRAMING.sub("", s)
+    s = _ASIDE.sub("", s)
     s = s[0].upper() + s[1:] if s else s
     words = s.split()
     if len(words) > max_words:
         cut = " ".join(words[:max_words])
-        m = max(cut.rfind(", "), cut.rfind("; "), cut.rfind(" which "), cut.rfind(" that "), cut.rfind(" by "))
-        s = cut[:m] if m > len(cut) * 0.5 else cut
+        m = max(cut.rfind(", "), cut.rfind("; "), cut.rfind(" which "), cut.rfind(" while "), cut.rfind(" by "))
+        if m > 0 and len(cut[:m].split()) >= 12:
+            s = cut[:m]
+        elif len(words) <= max_words + 15:
+            pass  # no clean cut: a slightly long sentence beats a broken one
+        else:
+            s = cut.rstrip(" ,;:") + "…"
     s = s.rstrip(" ,;:")
-    if s and s[-1] not in ".!?":
+    if s and s[-1] not in ".!?…":
         s += "."
     return s
 

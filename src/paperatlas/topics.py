@@ -157,7 +157,8 @@ def build_topics(vectors: np.ndarray, keyphrases: list[list[str]], n_topics: int
     topics = []
     for t, (label, terms) in enumerate(labels):
         members = assign == t
-        cx, cy = (xy[members].mean(axis=0).tolist() if members.any() else (0.0, 0.0))
+        # the median sits inside the topic's main mass even when a few members lie far away
+        cx, cy = (np.median(xy[members], axis=0).tolist() if members.any() else (0.0, 0.0))
         topics.append(Topic(id=t, label=label, size=int(members.sum()), keyphrases=terms, x=float(cx), y=float(cy),
                             method=METHOD))
     return assign, xy, topics

@@ -37,6 +37,12 @@ class MapView:
             self.x1 = self.y1 = 1.0
         self.margin = margin
 
+    def label_xy(self, x: float, y: float, label: str, char_px: float = 6.2) -> tuple[float, float]:
+        """Like calling the view, but keeps a centred label of ~``char_px`` pixels per character inside it."""
+        px, py = self(x, y)
+        half = len(label) * char_px / 2
+        return (round(min(max(px, half + 2), self.width - half - 2), 1), py)
+
     def __call__(self, x: float, y: float) -> tuple[float, float]:
         sx = (x - self.x0) / ((self.x1 - self.x0) or 1.0)
         sy = (y - self.y0) / ((self.y1 - self.y0) or 1.0)
@@ -73,7 +79,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     mapview = MapView(atlas)
     points = [{"id": p.id, "title": p.title, "topic": atlas.topic_label(p.topic_id), "color": topic_color(p.topic_id),
                "xy": mapview(p.x, p.y)} for p in atlas.papers if p.x is not None]
-    topic_marks = [{"id": t.id, "label": t.label, "xy": mapview(t.x, t.y), "color": topic_color(t.id)}
+    topic_marks = [{"id": t.id, "label": t.label, "xy": mapview.label_xy(t.x, t.y, t.label), "color": topic_color(t.id)}
                    for t in atlas.topics.values()]
     topics_sorted = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
 
