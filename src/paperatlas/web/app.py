@@ -43,6 +43,23 @@ class MapView:
         half = len(label) * char_px / 2
         return (round(min(max(px, half + 2), self.width - half - 2), 1), py)
 
+    def place_labels(self, topics: list, char_px: float = 6.2, line_px: float = 14.0) -> list[dict]:
+        """Topic label marks (``id``, ``label``, ``xy``, ``color``), placed greedily in the given order (largest
+        topics first): a label that would overlap one already placed is moved up or down by whole lines."""
+        placed: list[tuple[float, float, float]] = []  # (x centre, y baseline, half width)
+        marks = []
+        for t in topics:
+            x, y0 = self.label_xy(t.x, t.y, t.label, char_px)
+            half = len(t.label) * char_px / 2
+            y = y0
+            for step in (0, 1, -1, 2, -2, 3, -3, 4, -4):
+                y = min(max(y0 + step * line_px, line_px), self.height - 4)
+                if all(abs(x - px) >= half + ph + 4 or abs(y - py) >= line_px for px, py, ph in placed):
+                    break
+            placed.append((x, y, half))
+            marks.append({"id": t.id, "label": t.label, "xy": (x, round(y, 1)), "color": topic_color(t.id)})
+        return marks
+
     def __call__(self, x: float, y: float) -> tuple[float, float]:
         sx = (x - self.x0) / ((self.x1 - self.x0) or 1.0)
         sy = (y - self.y0) / ((self.y1 - self.y0) or 1.0)
@@ -79,8 +96,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     mapview = MapView(atlas)
     points = [{"id": p.id, "title": p.title, "topic": atlas.topic_label(p.topic_id), "color": topic_color(p.topic_id),
                "xy": mapview(p.x, p.y)} for p in atlas.papers if p.x is not None]
-    topic_marks = [{"id": t.id, "label": t.label, "xy": mapview.label_xy(t.x, t.y, t.label), "color": topic_color(t.id)}
-                   for t in atlas.topics.values()]
+    topic_marks = mapview.place_labels(sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id)))
     topics_sorted = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
 
     @app.context_processor
