@@ -7,8 +7,10 @@ from paperatlas.dedup import merge_papers
 
 def test_iclr_plus_awesome_gives_1386_papers_with_both_provenances():
     iclr = sources.read(need(ICLR_SEED), venue="ICLR 2021", year=2021)
-    awesome = sources.read(need(AWESOME_SEED))
+    # a listing-wide --venue must not label the curated list's preprints as ICLR 2021
+    awesome = sources.read(need(AWESOME_SEED), venue="ICLR 2021", year=2021)
     assert (len(iclr), len(awesome)) == (860, 542)
+    assert sum(p.venue == "ICLR 2021" for p in awesome) == 16
     merged = merge_papers(iclr + awesome)
     assert len(merged) == 1386
     both = [p for p in merged if {s.format for s in p.sources} == {"paperlists-md", "awesome-md"}]

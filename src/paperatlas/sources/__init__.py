@@ -59,10 +59,14 @@ def read(path: str | Path, format: str | None = None, progress: Callable[[int], 
     """Read one listing into :class:`Paper` records.
 
     ``format`` is a key of :data:`READERS` (auto-detected when ``None``); ``hints`` (e.g. ``venue="ICLR 2021"``,
-    ``year=2021``) fill fields the listing itself does not state. Raises :class:`SourceError`.
+    ``year=2021``) fill fields the listing itself does not state; they are ignored for readers whose entries
+    state their own venue (awesome lists). Raises :class:`SourceError`.
     """
     text = open_text(path)
     name = format or detect_format(path, text)
     if name not in READERS:
         raise SourceError(str(path), None, f"unknown format {name!r}; known: {', '.join(READERS)}")
-    return READERS[name].read_text(text, str(path), **hints)
+    reader = READERS[name]
+    if getattr(reader, "STATES_VENUE_PER_ENTRY", False):
+        hints = {k: v for k, v in hints.items() if k not in ("venue", "year")}
+    return reader.read_text(text, str(path), **hints)

@@ -273,6 +273,11 @@ class _Entry:
         )
 
 
+#: Each entry states its own venue (or none: a preprint), so a listing-wide ``--venue`` must not fill the gaps;
+#: :func:`paperatlas.sources.read` therefore drops ``venue``/``year`` hints for this reader.
+STATES_VENUE_PER_ENTRY = True
+
+
 def read_entries(text: str, path: str, **hints) -> list[Paper]:
     """One :class:`Paper` per listing in the page text, in file order, without merging repeated papers.
 
