@@ -18,7 +18,7 @@ import numpy as np
 
 from . import sources
 from .dedup import merge_papers
-from .embed import Embedder, get_embedder, paper_text
+from .embed import Embedder, MiniLMEmbedder, get_embedder, paper_text
 from .keyphrases import KeyphraseExtractor
 from .model import Paper
 from .store import sqlite as store
@@ -91,10 +91,10 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
 
     with store.atomic_rebuild(db) as con:
         # --- embeddings (incremental) ---
-        embedder = embedder or get_embedder()
+        # the model is loaded only when something needs embedding (a warm rebuild skips its ~5 s start-up)
+        model_name, dim = (embedder.name, embedder.dim) if embedder else (MiniLMEmbedder.name, MiniLMEmbedder.dim)
         hashes = [content_hash(p) for p in papers]
-        cache = store.cached_embeddings(con, embedder.name)
-        dim = embedder.dim
+        cache = store.cached_embeddings(con, model_name)
         vectors = np.zeros((len(papers), dim), dtype=np.float32)
         todo = []
         for i, (p, h) in enumerate(zip(papers, hashes, strict=True)):
@@ -107,9 +107,10 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         report.n_embedded = len(todo)
         stage("load-cache")
         if todo:
+            embedder = embedder or get_embedder()
             vectors[todo] = embedder.encode([paper_text(papers[i].title, papers[i].abstract) for i in todo],
                                             progress=progress("embedding", len(todo)))
-        store.write_embeddings(con, embedder.name, [p.id for p in papers], hashes, vectors)
+        store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
         stage("embed")
 
         # --- keyphrases ---
@@ -146,7 +147,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
 
         store.write_papers(con, papers, dict(zip([p.id for p in papers], hashes, strict=True)))
         store.write_topics(con, topics)
-        store.set_meta(con, sources=[str(Path(s)) for s in source_paths], embed_model=embedder.name,
+        store.set_meta(con, sources=[str(Path(s)) for s in source_paths], embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
                        n_papers=len(papers))
     stage("write")
