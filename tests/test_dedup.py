@@ -55,3 +55,4 @@ def test_ids_are_stable_across_runs_and_case_or_punctuation():
     a = paper_id("Net-DNF: Effective Deep Modeling of Tabular Data")
     assert a == paper_id("net dnf effective deep modeling of tabular data")
     assert len(paper_id("x")) == 10
+

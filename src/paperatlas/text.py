@@ -80,10 +80,10 @@ def split_sentences(text: str) -> list[str]:
             continue
         start = 0
         for m in _SENT_END.finditer(para):
-            end = m.start()
-            chunk = para[start:end + 1]
-            # don't split after an abbreviation or an initial like "J."
-            tail = para[max(0, end - 8):end + 1]
+            end = m.start()  # just after the sentence-final punctuation
+            chunk = para[start:end]
+            # don't split after an abbreviation ("et al.", "e.g.") or an initial like "J."
+            tail = para[max(0, end - 10):end]
             if re.search(_ABBREV + r"$", tail) or re.search(r"(?:^|\s)[A-Z]\.$", tail):
                 continue
             if chunk.strip():
