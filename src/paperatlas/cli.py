@@ -296,5 +296,13 @@ def demo(ctx, db, port, no_serve):
         ctx.invoke(serve, db=db, host="127.0.0.1", port=port)
 
 
+def _register_eval() -> None:
+    from .eval.cli import eval_group
+
+    main.add_command(eval_group)
+
+
+_register_eval()
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,4 @@
+"""Quality benchmarks against public gold data: ``paperatlas eval tldr|keyphrases``.
+
+Each task module exposes a click command; :mod:`paperatlas.eval.cli` groups them.
+"""
