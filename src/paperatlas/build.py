@@ -145,6 +145,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         tick(1)
         stage("topics+map")
 
+        # the reader's last word: overrides win over everything generated above
+        store.apply_overrides(papers, store.get_overrides(con))
         store.write_papers(con, papers, dict(zip([p.id for p in papers], hashes, strict=True)))
         store.write_topics(con, topics)
         store.set_meta(con, sources=[str(Path(s)) for s in source_paths], embed_model=model_name,

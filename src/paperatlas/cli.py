@@ -232,6 +232,42 @@ def related(paper, db, limit):
 
 
 @main.command()
+@click.argument("paper")
+@db_option
+@click.option("--tldr", default=None, help="Your one-sentence TL;DR for the paper.")
+@click.option("--keyphrases", default=None, help='Your keyphrases, separated by ";", e.g. "a; b; c".')
+@click.option("--clear", is_flag=True, help="Forget your edits of this paper (generated values return on rebuild).")
+def edit(paper, db, tldr, keyphrases, clear):
+    """Override PAPER's (id or title) TL;DR and/or keyphrases.
+
+    Your edit wins over every later rebuild, is kept in the atlas file, and is what publish writes.
+    """
+    from .edits import edit_paper, parse_keyphrases
+    from .search import find_paper
+    from .store import AtlasNotFound
+
+    if tldr is None and keyphrases is None and not clear:
+        raise click.UsageError("give --tldr, --keyphrases or --clear")
+    atlas = _open_atlas(db)
+    try:
+        pid = find_paper(atlas, paper).id
+    except LookupError as e:
+        raise click.ClickException(str(e)) from e
+    finally:
+        atlas.close()
+    try:
+        p = edit_paper(atlas.path, pid, tldr=tldr, clear=clear,
+                       keyphrases=parse_keyphrases(keyphrases) if keyphrases is not None else None)
+    except (LookupError, ValueError, AtlasNotFound) as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"{p.title} ({p.id})")
+    click.echo(f"TL;DR ({p.tldr_method}): {p.tldr}")
+    click.echo(f"Keyphrases ({p.keyphrases_method}): {'; '.join(p.keyphrases)}")
+    if clear:
+        click.echo("edits cleared; the generated values come back at the next build")
+
+
+@main.command()
 @db_option
 @click.option("--terms", default=5, show_default=True, help="Top keyphrases shown per topic.")
 def topics(db, terms):

@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS topics (
     id INTEGER PRIMARY KEY, label TEXT NOT NULL, size INTEGER, keyphrases TEXT, parent_id INTEGER,
     x REAL, y REAL, method TEXT
 );
+CREATE TABLE IF NOT EXISTS overrides (
+    paper_id TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL, title TEXT, edited_at TEXT NOT NULL,
+    PRIMARY KEY (paper_id, field)
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(
     paper_id UNINDEXED, title, authors, abstract, keyphrases, tldr,
     tokenize = 'porter unicode61 remove_diacritics 2'
@@ -95,6 +99,8 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
         try:
             yield con
             con.commit()
+            if target.is_file():
+                _carry_user_tables(target, con)
         finally:
             con.close()
         with open(tmp, "rb+") as f:
@@ -103,6 +109,61 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+#: Tables written by the reader (never by a build): copied again from the live atlas just before a rebuilt copy
+#: replaces it, so an edit made while a build was running is not lost.
+USER_TABLES = ("overrides",)
+
+
+def _carry_user_tables(live: Path, con: sqlite3.Connection) -> None:
+    src = sqlite3.connect(f"file:{live}?mode=ro", uri=True)
+    try:
+        for table in USER_TABLES:
+            exists = src.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
+            if not exists:
+                continue
+            rows = src.execute(f"SELECT * FROM {table}").fetchall()
+            con.execute(f"DELETE FROM {table}")
+            if rows:
+                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        con.commit()
+    finally:
+        src.close()
+
+
+#: Fields a reader may override with ``paperatlas edit`` (value types: str for tldr, list[str] for keyphrases).
+EDITABLE_FIELDS = ("tldr", "keyphrases")
+#: Provenance recorded for an overridden field.
+EDIT_METHOD = "edited by reader"
+
+
+def get_overrides(con: sqlite3.Connection) -> dict[str, dict[str, object]]:
+    """``paper_id -> {field: value}`` of the reader's overrides (empty for atlases made before overrides)."""
+    out: dict[str, dict[str, object]] = {}
+    try:
+        rows = con.execute("SELECT paper_id, field, value FROM overrides").fetchall()
+    except sqlite3.OperationalError:  # an atlas file without the table
+        return out
+    for pid, fld, value in rows:
+        out.setdefault(pid, {})[fld] = json.loads(value)
+    return out
+
+
+def apply_overrides(papers: list[Paper], overrides: dict[str, dict[str, object]]) -> int:
+    """Put the reader's overrides on ``papers`` in place (method set to :data:`EDIT_METHOD`); returns how many
+    papers were changed. Overrides of papers not in ``papers`` are kept in the store, untouched."""
+    n = 0
+    for p in papers:
+        ov = overrides.get(p.id)
+        if not ov:
+            continue
+        if "tldr" in ov:
+            p.tldr, p.tldr_method = str(ov["tldr"]), EDIT_METHOD
+        if "keyphrases" in ov:
+            p.keyphrases, p.keyphrases_method = [str(k) for k in ov["keyphrases"]], EDIT_METHOD
+        n += 1
+    return n
 
 
 def _row_to_paper(row: sqlite3.Row) -> Paper:

@@ -6,7 +6,7 @@ import colorsys
 import threading
 from pathlib import Path
 
-from flask import Flask, abort, jsonify, render_template, request
+from flask import Flask, abort, jsonify, redirect, render_template, request, url_for
 
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
@@ -144,6 +144,24 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
             abort(404)
         return render_template("paper.html", p=p, related=related(atlas, p, k=10),
                                topic=atlas.topics.get(p.topic_id))
+
+    @app.post("/paper/<pid>/edit")
+    def edit(pid: str):
+        from ..edits import edit_paper, parse_keyphrases
+
+        p = atlas.by_id.get(pid)
+        if p is None:
+            abort(404)
+        tldr = request.form.get("tldr", "").strip()
+        kps = parse_keyphrases(request.form.get("keyphrases", ""))
+        try:
+            edited = edit_paper(atlas.path, pid, tldr=tldr if tldr and tldr != p.tldr else None,
+                                keyphrases=kps if kps and kps != p.keyphrases else None)
+        except ValueError as e:
+            abort(400, str(e))
+        p.tldr, p.tldr_method = edited.tldr, edited.tldr_method
+        p.keyphrases, p.keyphrases_method = edited.keyphrases, edited.keyphrases_method
+        return redirect(url_for("paper", pid=pid))
 
     @app.get("/topics")
     def topics():
