@@ -131,3 +131,23 @@ def test_search_open_paper_follow_related_and_map_in_chromium(server, browser, t
     assert page.locator("h1").inner_text().strip()
     assert outside == [], f"requests left the machine: {outside}"
     page.close()
+
+
+def test_keyphrase_links_list_every_paper_sharing_it(sample_atlas):
+    from paperatlas.keyphrases import phrase_key
+    from paperatlas.store import Atlas
+
+    atlas = Atlas(sample_atlas)
+    counts: dict[str, int] = {}
+    for p in atlas.papers:
+        for k in {phrase_key(k) for k in p.keyphrases}:
+            counts[k] = counts.get(k, 0) + 1
+    shared = max(counts, key=counts.get)
+    assert counts[shared] >= 2
+    owner = next(p for p in atlas.papers if shared in {phrase_key(k) for k in p.keyphrases})
+    surface = next(k for k in owner.keyphrases if phrase_key(k) == shared)
+    client = create_app(sample_atlas, preload_model=False).test_client()
+    page = client.get(f"/paper/{owner.id}").get_data(as_text=True)
+    assert f'class="n">{counts[shared]}</span>' in page  # the link says how many papers share it
+    res = client.get("/api/search", query_string={"keyphrase": surface.upper(), "k": 100}).get_json()["results"]
+    assert len(res) == counts[shared]

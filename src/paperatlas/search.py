@@ -37,7 +37,8 @@ class Filters:
 
     ``status``: accepted statuses (case-insensitive, e.g. ``["Oral", "Spotlight"]``); ``venue``: substring of the
     venue; ``year``: ``(min, max)`` inclusive; ``author``: substring of any author name (accents ignored not);
-    ``topic``: topic id or a substring of the topic label; ``keyphrase``: a keyphrase the paper must carry.
+    ``topic``: topic id or a substring of the topic label; ``keyphrase``: a keyphrase the paper must carry
+    (generated or listed; spelling variants match: ``Neural Networks`` = ``neural network``).
     """
 
     status: list[str] = field(default_factory=list)
@@ -59,7 +60,7 @@ class Filters:
                 topic_ids = {int(self.topic)}
             else:
                 topic_ids = {t.id for t in atlas.topics.values() if self.topic.lower() in t.label.lower()}
-        kp = self.keyphrase.lower()
+        kp = phrase_key(self.keyphrase) if self.keyphrase.strip() else ""
 
         def ok(p: Paper) -> bool:
             if statuses and p.status.lower() not in statuses:
@@ -74,7 +75,7 @@ class Filters:
                 return False
             if topic_ids is not None and p.topic_id not in topic_ids:
                 return False
-            return not (kp and kp not in {k.lower() for k in p.keyphrases + p.given_keyphrases})
+            return not (kp and kp not in {phrase_key(k) for k in p.keyphrases + p.given_keyphrases})
 
         return ok
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from flask import Flask, abort, jsonify, redirect, render_template, request, url_for
 
+from ..keyphrases import phrase_key
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
 
@@ -97,12 +98,17 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     points = [{"id": p.id, "title": p.title, "topic": atlas.topic_label(p.topic_id), "color": topic_color(p.topic_id),
                "xy": mapview(p.x, p.y)} for p in atlas.papers if p.x is not None]
     topic_marks = mapview.place_labels(sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id)))
+    kp_count: dict[str, int] = {}
+    for p in atlas.papers:
+        for k in {phrase_key(k) for k in p.keyphrases + p.given_keyphrases}:
+            kp_count[k] = kp_count.get(k, 0) + 1
     topics_sorted = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
 
     @app.context_processor
     def globals_():
         return {"atlas": atlas, "topic_color": topic_color, "topics_sorted": topics_sorted,
-                "n_papers": len(atlas.papers), "statuses": STATUSES}
+                "kp_count": lambda k: kp_count.get(phrase_key(k), 0), "n_papers": len(atlas.papers),
+                "statuses": STATUSES}
 
     def current_filters() -> Filters:
         try:
