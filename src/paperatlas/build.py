@@ -63,12 +63,15 @@ def _peak_rss_mib() -> float:
 
 def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[str | None] | None = None,
           venue: str | None = None, year: int | None = None, n_topics: int | None = None,
-          embedder: Embedder | None = None, progress: ProgressFactory = _no_progress, seed: int = 42) -> BuildReport:
+          embedder: Embedder | None = None, progress: ProgressFactory = _no_progress, seed: int = 42,
+          tldr_backend=None) -> BuildReport:
     """Build (or rebuild) the atlas at ``db`` from ``source_paths``; the atlas then holds exactly these sources.
 
     ``formats`` gives a reader name per source (``None`` = detect); ``venue``/``year`` fill listings that do not
-    state them. Raises :class:`paperatlas.model.SourceError` for unreadable input (before anything is written)
-    and :class:`paperatlas.embed.EmbedderUnavailable` when the model package is missing.
+    state them. ``tldr_backend`` (a :class:`paperatlas.tldr_llm.TldrBackend`) generates TL;DRs instead of the
+    extractive default; each is checked against its abstract and falls back to the extractive one when it fails
+    (recorded in ``tldr_method``). Raises :class:`paperatlas.model.SourceError` for unreadable input (before
+    anything is written) and :class:`paperatlas.embed.EmbedderUnavailable` when the model package is missing.
     """
     report = BuildReport()
     timer = time.perf_counter()
@@ -128,8 +131,12 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         # --- TL;DR ---
         tick = progress("tldr", len(papers))
         for p in papers:
-            p.tldr = extract_tldr(p.title, p.abstract or p.digest)
-            p.tldr_method = TLDR_METHOD
+            if tldr_backend is not None:
+                from .tldr_llm import generate_tldr
+
+                p.tldr, p.tldr_method = generate_tldr(tldr_backend, p.title, p.abstract or p.digest)
+            else:
+                p.tldr, p.tldr_method = extract_tldr(p.title, p.abstract or p.digest), TLDR_METHOD
             tick(1)
         stage("tldr")
 

