@@ -30,7 +30,7 @@ def test_sample_atlas_has_every_generated_field(sample_atlas):
     assert abs(float((atlas.vectors[0] ** 2).sum()) - 1.0) < 1e-4  # L2-normalised
     for p in atlas.papers:
         assert p.tldr and len(p.tldr.split()) <= 40, p.title
-        assert p.tldr_method == "extractive v1"
+        assert p.tldr_method == "extractive v2"
         assert 3 <= len(p.keyphrases) <= 8, (p.title, p.keyphrases)
         assert p.topic_id in atlas.topics
         assert p.x is not None and p.y is not None

@@ -26,7 +26,7 @@ def test_search_with_status_filter_prints_ranked_titles(sample_atlas):
 def test_show_related_topics(sample_atlas):
     res = run("show", "Net-DNF: Effective Deep Modeling of Tabular Data", "--db", sample_atlas)
     assert res.exit_code == 0
-    assert "TL;DR (extractive v1):" in res.output and "Keyphrases (ctfidf-phrases v1):" in res.output
+    assert "TL;DR (extractive v2):" in res.output and "Keyphrases (phrase-logreg v2):" in res.output
     assert "Liran Katzir" in res.output
     res = run("related", "Net-DNF", "--db", sample_atlas, "-k", "3")
     assert res.exit_code == 0 and res.output.count("cosine") == 3

@@ -1,11 +1,24 @@
 """Keyphrase extraction: 3-8 phrases per paper, most specific first.
 
-Method ``"ctfidf-phrases v1"``: candidate phrases are runs of 1-4 non-stop words taken from the title and the
-abstract (phrases never cross punctuation or stop words, after Rose et al. 2010, RAKE). Each candidate is
-scored by its frequency in the paper (title occurrences count :data:`TITLE_WEIGHT` times) times its inverse
-document frequency over the corpus being built, times a length bonus for multi-word phrases. Phrases made only of
-generic research vocabulary (``method``, ``results``, ``propose``) are dropped; near-duplicates (plural/singular,
-sub-phrases of a chosen phrase) are removed.
+Method ``"phrase-logreg v2"``:
+
+* **candidates** - runs of 1-4 words with no stop word or punctuation taken from the title and the abstract
+  (after Rose et al. 2010, RAKE), not starting or ending with research filler, plus ``A of B`` phrases
+  (``mixture of experts``) that occur in at least two papers;
+* **one concept, one spelling** - candidates are grouped by :func:`concept_key` (plural and derivational suffixes
+  stripped: ``optimize``/``optimization``, ``neural network(s)``) and shown in the corpus's most frequent
+  spelling; ``long form (ACRONYM)`` definitions found anywhere in the corpus (Schwartz & Hearst 2003) link an
+  acronym to its long form (:attr:`KeyphraseExtractor.acronyms`), so ``NTK`` counts as, and is shown as,
+  ``neural tangent kernel``;
+* **score** - a logistic regression over :data:`FEATURES`: title occurrence, in-paper frequency, position of
+  first occurrence, length, corpus document frequency (binned: phrases seen in only one paper are usually
+  fragments, phrases in hundreds of papers are generic), how often the phrase appears in titles across the corpus,
+  nesting (a phrase seen mostly inside one longer phrase - ``tangent kernel`` - is a fragment), and shape
+  (acronym/mixed case, gerund start, adjective end). Weights (:data:`WEIGHTS`) were fitted on COLM 2024 author
+  keywords and checked on COLM 2025 and on seed 004's Key Words (``paperatlas eval keyphrases``);
+* **selection** - best first, one phrase per concept; a single word (or a fragment) is dropped when a chosen
+  phrase contains it, and replaced in place when a later phrase contains it; at least 5 phrases when the paper
+  has them, up to 8 while the score stays above :data:`STOP_PROB`.
 """
 
 from __future__ import annotations
@@ -14,11 +27,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 
+import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-METHOD = "ctfidf-phrases v1"
-TITLE_WEIGHT = 3.0
+METHOD = "phrase-logreg v2"
 MAX_WORDS = 4
 
 #: Words that are never a keyphrase on their own and never start or end one (research-prose filler).
@@ -71,117 +85,388 @@ def phrase_key(phrase: str) -> str:
     return " ".join(norm_word(w) for w in phrase.replace("-", " ").split())
 
 
-def candidates(text: str) -> list[str]:
-    """All candidate phrases in ``text`` in order of occurrence (repeats kept), original casing.
+#: Research-prose filler that may not *end* a candidate phrase. Unlike :data:`GENERIC` it lets through words
+#: that end real terms (``adversarial training``, ``interpretability analysis`` stays out, ``benchmark`` in).
+_NOT_END = GENERIC - {"training", "benchmark", "benchmarks", "analysis", "performance", "efficiency"}
+_NOT_START = GENERIC - {"efficient", "benchmark", "benchmarks", "training", "recurrent"}
+_SINGLE_BAD = BROAD | {"large", "language", "fine", "based", "multi", "self", "human", "text", "input", "output",
+                       "test", "quality", "level", "order", "information", "knowledge", "tool", "time", "context"}
+_ACRONYM = re.compile(r"\(\s*([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*?)(s?)\s*\)")
+_SEGMENT_END = re.compile(r"[.;:!?()\[\]{}\"]|, ")
 
-    A candidate is a contiguous run of 1-:data:`MAX_WORDS` words containing no stop word or punctuation, that
-    neither starts nor ends with a :data:`GENERIC` word, and whose words are not all digits.
-    """
-    runs: list[list[str]] = [[]]
-    for tok in _TOKEN.findall(text):
-        if not tok[0].isalpha() or tok.lower() in STOP:
-            if runs[-1]:
-                runs.append([])
-            continue
-        runs[-1].append(tok)
-    out: list[str] = []
-    for run in runs:
-        for n in range(1, MAX_WORDS + 1):
-            for i in range(len(run) - n + 1):
-                words = run[i:i + n]
-                first, last = words[0].lower(), words[-1].lower()
-                if first in GENERIC or last in GENERIC:
-                    continue
-                if n == 1 and (len(first) < 3 or first in BROAD):
-                    continue
-                if first in BROAD and first not in ("neural", "deep"):
-                    continue
-                if any(w.lower().endswith("ly") and len(w) > 4 and w.lower() not in NOT_ADVERBS for w in words):
-                    continue
-                out.append(" ".join(words))
-    return out
+
+@lru_cache(maxsize=100_000)
+def _stem(w: str) -> str:
+    """A light suffix stripper for grouping spelling variants of one concept: ``optimize``/``optimization``/
+    ``optimizing``, ``alignment``/``align``, ``tuning``/``tuned``/``tune``, plurals. Milder than Porter so that
+    ``generation``, ``generalization`` and ``general`` stay apart."""
+    w = norm_word(w.lower().strip("'"))
+    if len(w) <= 4 or not w.isalpha():
+        return w
+    for suf, rep in (("isation", "iz"), ("ization", "iz"), ("izing", "iz"), ("ising", "iz"), ("ized", "iz"),
+                     ("ised", "iz"), ("izes", "iz"), ("ize", "iz"), ("ation", ""), ("ment", ""), ("sion", "s"),
+                     ("ing", ""), ("ed", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 4:
+            w = w[: len(w) - len(suf)] + rep
+            break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    if len(w) > 4 and w[-1] == w[-2] and w[-1] not in "lsz":  # planning -> plann -> plan
+        w = w[:-1]
+    return w
+
+
+def concept_key(phrase: str) -> str:
+    """Key under which spelling variants of one concept are merged and deduplicated (hyphens as spaces, every
+    word through :func:`_stem`): ``"Neural Scaling-Laws"`` and ``"neural scaling law"`` share one key,
+    so do ``"optimize"`` and ``"optimization"``."""
+    return " ".join(_stem(w) for w in phrase.replace("-", " ").replace("'s", "").split())
+
+
+def _keep_case(w: str) -> bool:
+    return any(len(p) > 1 and (p.isupper() or any(c.isupper() for c in p[1:])) for p in w.split("-"))
 
 
 def _surface(phrase: str) -> str:
-    """Display form: lower-case unless a word is an acronym or mixed case (``BERT``, ``ResNet``)."""
-    return " ".join(w if any(c.isupper() for c in w[1:]) or (w.isupper() and len(w) > 1) else w.lower()
-                    for w in phrase.split())
+    """Display form: lower-case unless a word (or a hyphenated part) is an acronym or mixed case (``BERT``,
+    ``ResNet``, ``Text-to-SQL``; but ``low-rank`` for ``Low-Rank``)."""
+    return " ".join(w if _keep_case(w) else w.lower() for w in phrase.split())
 
 
-def _overlaps(a: str, b: str) -> bool:
-    """True when phrase keys ``a`` and ``b`` are nested or share more than half of the shorter one's words
-    (``real time recurrent`` vs ``time recurrent learning``)."""
-    if f" {a} " in f" {b} " or f" {b} " in f" {a} ":
-        return True
-    wa, wb = a.split(), b.split()
-    shared = len(set(wa) & set(wb))
-    return shared * 2 > min(len(wa), len(wb)) and min(len(wa), len(wb)) > 1
+_ADJ_END = ("al", "ive", "ous", "able", "ible", "ful")
+_ADJ_NOUNS = frozenset("""retrieval signal removal tutorial interval potential proposal approval trial arrival
+journal manual objective narrative alternative initiative rival""".split())
+
+
+def _adjective_like(w: str) -> bool:
+    w = w.lower()
+    return w.endswith(_ADJ_END) and w not in _ADJ_NOUNS or w in ("neural", "deep", "large", "multi", "fine")
+
+
+def _ok(words: list[str]) -> bool:
+    first, last = words[0].lower(), words[-1].lower()
+    if first in _NOT_START or last in _NOT_END:
+        return False
+    if len(words) == 1:
+        if len(first) < 2 or (len(first) < 3 and not words[0].isupper()) or first in _SINGLE_BAD or first in GENERIC:
+            return False
+    elif first in BROAD and first not in ("neural", "deep", "graph", "data"):
+        return False
+    return not any(w.lower().endswith("ly") and len(w) > 4 and w.lower() not in NOT_ADVERBS for w in words)
+
+
+def _runs(text: str) -> list[tuple[list[str], int, str]]:
+    """Stop-word/punctuation-delimited runs ``(words, start token index, following token)``."""
+    runs: list[tuple[list[str], int, str]] = []
+    cur: list[str] = []
+    start = 0
+    toks = _TOKEN.findall(text)
+    for i, tok in enumerate(toks):
+        if not tok[0].isalpha() or tok.lower() in STOP:
+            if cur:
+                runs.append((cur, start, tok.lower()))
+                cur = []
+            continue
+        if not cur:
+            start = i
+        cur.append(tok)
+    if cur:
+        runs.append((cur, start, ""))
+    return runs
+
+
+def candidate_spans(text: str) -> list[tuple[str, int, bool]]:
+    """``(phrase, start token index, is a whole run)`` for every candidate in ``text``, in order.
+
+    A candidate is a contiguous run of 1-:data:`MAX_WORDS` words with no stop word or punctuation (RAKE), that
+    does not start or end with research filler, is not a lone broad word and holds no adverb; plus ``A of B``
+    phrases (``mixture of experts``) bridging two runs, whose acceptance the extractor checks against the corpus.
+    """
+    runs = _runs(text)
+    out: list[tuple[str, int, bool]] = []
+    for j, (run, start, nxt) in enumerate(runs):
+        for n in range(1, min(MAX_WORDS, len(run)) + 1):
+            for i in range(len(run) - n + 1):
+                words = run[i:i + n]
+                if _ok(words):
+                    out.append((" ".join(words), start + i, n == len(run)))
+        if nxt == "of" and j + 1 < len(runs) and runs[j + 1][1] == start + len(run) + 1:
+            nrun = runs[j + 1][0]
+            for a in (1, 2):
+                for b in (1, 2):
+                    if a <= len(run) and b <= len(nrun) and a + b <= 3:
+                        words = run[len(run) - a:] + nrun[:b]
+                        if _ok(words):
+                            out.append((" ".join(run[len(run) - a:] + ["of"] + nrun[:b]),
+                                        start + len(run) - a, False))
+    return out
+
+
+def candidates(text: str) -> list[str]:
+    """All candidate phrases in ``text`` in order of occurrence (repeats kept), original casing."""
+    return [c for c, _, _ in candidate_spans(text)]
+
+
+def _long_form(short: str, before: str) -> str | None:
+    """Schwartz & Hearst (2003): the shortest tail of ``before`` whose words cover the letters of ``short`` in
+    order, the first letter starting a word; ``None`` when there is none."""
+    words = before.split()
+    if not words:
+        return None
+    cand = " ".join(words[-min(len(short) + 5, 2 * len(short)):])
+    s, li = len(short) - 1, len(cand) - 1
+    while s >= 0:
+        c = short[s].lower()
+        if not c.isalnum():
+            s -= 1
+            continue
+        while li >= 0 and (cand[li].lower() != c or (s == 0 and li > 0 and cand[li - 1].isalnum())):
+            li -= 1
+        if li < 0:
+            return None
+        li -= 1
+        s -= 1
+    long = cand[cand.rfind(" ", 0, li + 1) + 1:]
+    lw = long.split()
+    if len(long) <= len(short) or not lw or lw[0].lower() in STOP or len(lw) < 2 and "-" not in long:
+        return None
+    return long.strip("-")
+
+
+def find_acronyms(text: str) -> list[tuple[str, str]]:
+    """``(ACRONYM, long form)`` for each ``long form (ACRONYM)`` definition in ``text``."""
+    out = []
+    for m in _ACRONYM.finditer(text):
+        short = m.group(1)
+        if sum(c.isupper() for c in short) < 2 or len(short) > 10:
+            continue
+        head = text[:m.start()]
+        cut = max((x.end() for x in _SEGMENT_END.finditer(head[-200:])), default=0)
+        seg = head[-200:][cut:]
+        long = _long_form(short, seg)
+        if long:
+            out.append((short, long))
+    return out
+
+
+#: Feature names of :meth:`KeyphraseExtractor.features`, in column order.
+FEATURES = (
+    "bias", "in_title", "log_tf", "in_text", "early", "w1", "w2", "w3", "w4", "df1", "df2_3", "df4_10",
+    "df11_30", "df31_100", "df_gt100", "log_title_df", "title_share", "acronym", "caps", "precolon", "maximal",
+    "of_phrase", "broad_last", "in_title_w1", "whole_share", "first_ing", "last_ing", "last_ed", "last_adj",
+    "fragment",
+)
+#: Logistic-regression weights for :data:`FEATURES`, fitted on COLM 2024 author keywords (candidate = positive
+#: when it matches an author keyword after Porter stemming); see the module doc.
+WEIGHT_BY_FEATURE = {
+    "bias": -4.078,
+    "in_title": +0.681,
+    "log_tf": +1.175,
+    "in_text": -0.178,
+    "early": +0.442,
+    "w1": -1.523,
+    "w2": -0.590,
+    "w3": -0.702,
+    "w4": -1.263,
+    "df1": -0.802,
+    "df2_3": -0.004,
+    "df4_10": +0.086,
+    "df11_30": -0.455,
+    "df31_100": -1.278,
+    "df_gt100": -1.625,
+    "log_title_df": +0.558,
+    "title_share": +1.517,
+    "acronym": -0.118,
+    "caps": -0.570,
+    "precolon": -0.687,
+    "maximal": +0.582,
+    "of_phrase": -0.027,
+    "broad_last": -0.362,
+    "in_title_w1": +0.371,
+    "whole_share": -0.369,
+    "first_ing": -1.059,
+    "last_ing": +1.300,
+    "last_ed": -0.466,
+    "last_adj": -0.343,
+    "fragment": -0.650,
+}
+WEIGHTS = np.array([WEIGHT_BY_FEATURE[f] for f in FEATURES])
 
 
 class KeyphraseExtractor:
     """Corpus-aware keyphrase extractor (see module doc).
 
-    ``fit(docs)`` learns document frequencies from ``(title, abstract)`` pairs; ``extract(title, abstract)``
-    returns between ``min_k`` and ``max_k`` phrases (fewer only when the text has fewer candidates).
+    ``fit(docs)`` learns, from ``(title, abstract)`` pairs, document frequencies, the corpus's most frequent
+    spelling of every concept and the acronyms it defines (:attr:`acronyms`, ``"NTK" -> "neural tangent
+    kernel"``); ``extract(title, abstract)`` returns between ``min_k`` and ``max_k`` phrases (fewer only when the
+    text has fewer candidates), most specific first.
     """
 
     method = METHOD
 
-    def __init__(self, min_k: int = 3, max_k: int = 8):
+    def __init__(self, min_k: int = 3, max_k: int = 8, weights: np.ndarray | None = None):
         self.min_k, self.max_k = min_k, max_k
+        self.weights = WEIGHTS if weights is None else np.asarray(weights, dtype=float)
         self.df: Counter[str] = Counter()
+        self.title_df: Counter[str] = Counter()
+        self.parent_df: Counter[str] = Counter()
+        self.forms: dict[str, Counter[str]] = {}
+        self.acronyms: dict[str, str] = {}
+        self._acr_key: dict[str, str] = {}
+        self._long_keys: set[str] = set()
+        self._canon: dict[str, str] = {}
         self.n_docs = 0
 
+    # --- corpus statistics ---------------------------------------------------------------------------------
+
+    def _key(self, phrase: str) -> str:
+        k = concept_key(phrase)
+        return self._acr_key.get(k, k)
+
     def fit(self, docs: Iterable[tuple[str, str]]) -> KeyphraseExtractor:
-        """Count in how many papers each phrase key occurs. Returns ``self``."""
+        """Learn acronyms, document frequencies and canonical spellings from the corpus. Returns ``self``."""
+        docs = [(t or "", a or "") for t, a in docs]
+        longs: dict[str, Counter[str]] = {}
         for title, abstract in docs:
-            self.df.update({phrase_key(c) for c in candidates(f"{title}. {abstract}")})
+            for short, long in find_acronyms(f"{title}. {abstract}"):
+                longs.setdefault(short, Counter())[_surface(long)] += 1
+        for short, forms in longs.items():
+            long = forms.most_common(1)[0][0]
+            if concept_key(long) != concept_key(short):
+                self.acronyms[short] = long
+                self._acr_key[concept_key(short)] = concept_key(long)
+        self._long_keys = set(self._acr_key.values())
+        self._canon = {}
+        for title, abstract in docs:
+            tkeys = set()
+            keys = set()
+            for text, in_title in ((title, True), (abstract, False)):
+                for c, _, _ in candidate_spans(text):
+                    k = self._key(c)
+                    keys.add(k)
+                    if in_title:
+                        tkeys.add(k)
+                    if concept_key(c) == k:  # spell an acronym's concept by its long form
+                        self.forms.setdefault(k, Counter())[_surface(c)] += 1
+            self.df.update(keys)
+            self.title_df.update(tkeys)
             self.n_docs += 1
+        # C-value-like nesting statistic: the df of the most frequent one-word extension of each phrase
+        self.parent_df = Counter()
+        for k, d in self.df.items():
+            words = k.split()
+            if len(words) > 1:
+                for sub in (" ".join(words[1:]), " ".join(words[:-1])):
+                    if d > self.parent_df[sub]:
+                        self.parent_df[sub] = d
         return self
 
-    def score(self, title: str, abstract: str) -> list[tuple[str, float]]:
-        """All candidates of one paper with scores, best first, one entry per phrase key."""
-        tf: Counter[str] = Counter()
-        forms: dict[str, Counter[str]] = {}
-        for weight, text in ((TITLE_WEIGHT, title), (1.0, abstract)):
-            for c in candidates(text):
-                k = phrase_key(c)
-                tf[k] += weight
-                forms.setdefault(k, Counter())[_surface(c)] += 1
-        n = max(self.n_docs, 1)
-        scored = []
-        for k, f in tf.items():
-            df = self.df.get(k, 0) + 1
-            if df <= 1 and f < 2 and len(k.split()) == 1:  # a word seen once in the corpus is noise
+    def canonical(self, phrase: str) -> str:
+        """The corpus's most frequent spelling of ``phrase``'s concept (the long form for an acronym)."""
+        k = self._key(phrase)
+        if k in self._canon:
+            return self._canon[k]
+        forms = self.forms.get(k)
+        if forms:
+            best = max(forms.items(), key=lambda x: (x[1], x[0].islower(), x[0]))[0]
+        elif k != concept_key(phrase):
+            best = next(v for s, v in self.acronyms.items() if self._acr_key.get(concept_key(s)) == k)
+        else:
+            return _surface(phrase)
+        self._canon[k] = best
+        return best
+
+    # --- one paper ----------------------------------------------------------------------------------------
+
+    def features(self, title: str, abstract: str) -> tuple[list[str], list[str], np.ndarray]:
+        """``(keys, spellings, X)``: one row of :data:`FEATURES` per candidate concept of the paper."""
+        title, abstract = title or "", abstract or ""
+        info: dict[str, list] = {}  # key -> [in_title, tf, first_pos, maximal, phrase, precolon, n_whole]
+        pre = title.split(":")[0].strip() if ":" in title else ""
+        for c, _, whole in candidate_spans(title):
+            k = self._key(c)
+            e = info.setdefault(k, [False, 0, 1.0, False, c, False, 0])
+            e[0] = True
+            e[3] |= whole
+            e[5] |= c == pre
+        spans = candidate_spans(abstract)
+        n_tok = max((s for _, s, _ in spans), default=0) + 1
+        for c, start, whole in spans:
+            k = self._key(c)
+            e = info.setdefault(k, [False, 0, 1.0, False, c, False, 0])
+            e[1] += 1
+            e[2] = min(e[2], start / n_tok)
+            e[3] |= whole
+            e[6] += whole
+        keys, phrases, rows = [], [], []
+        for k, (in_title, tf, pos, whole, c, precolon, n_whole) in info.items():
+            words = k.split()
+            cw = c.lower().split()
+            nw = len(words)
+            df = self.df.get(k, 0) or 1
+            of = " of " in f" {c} "
+            if of and df < 2:
                 continue
-            idf = math.log((n + 1) / df) + 1.0
-            words = len(k.split())
-            bonus = 1.0 + 0.6 * (min(words, 3) - 1)
-            # multi-word phrases seen once in one paper only are usually sentence fragments
-            if words >= 2 and df <= 1 and f < 2:
-                bonus *= 0.3
-            scored.append((forms[k].most_common(1)[0][0], f * idf * bonus))
+            tdf = self.title_df.get(k, 0)
+            acr = k in self._long_keys
+            caps = not acr and any(_keep_case(w) for w in c.split())
+            rows.append((
+                1.0, float(in_title), math.log1p(tf), float(tf > 0), 1.0 - pos if tf else 0.0,
+                float(nw == 1), float(nw == 2), float(nw == 3), float(nw >= 4),
+                float(df <= 1), float(2 <= df <= 3), float(4 <= df <= 10), float(11 <= df <= 30),
+                float(31 <= df <= 100), float(df > 100), math.log1p(tdf), tdf / df,
+                float(acr), float(caps), float(precolon), float(whole), float(of),
+                float(words[-1] in BROAD_KEYS), float(in_title and nw == 1), n_whole / tf if tf else 0.0,
+                float(cw[0].endswith("ing")), float(cw[-1].endswith("ing")), float(cw[-1].endswith("ed")),
+                float(_adjective_like(cw[-1])), min(1.0, self.parent_df.get(k, 0) / df),
+            ))
+            keys.append(k)
+            phrases.append(c)
+        return keys, phrases, np.array(rows, dtype=float).reshape(len(rows), len(FEATURES))
+
+    def score(self, title: str, abstract: str) -> list[tuple[str, float]]:
+        """All candidates of one paper with scores (keyphrase probability), best first, one entry per concept,
+        each in its canonical spelling."""
+        keys, phrases, x = self.features(title, abstract)
+        if not keys:
+            return []
+        p = 1.0 / (1.0 + np.exp(-(x @ self.weights)))
+        scored = [(self.canonical(c), float(s)) for c, s in zip(phrases, p, strict=True)]
         scored.sort(key=lambda x: (-x[1], x[0]))
         return scored
 
+    def _fragment(self, key: str) -> bool:
+        """A single word, or a phrase seen in the corpus mostly inside one longer phrase (``tangent kernel``)."""
+        return " " not in key or self.parent_df.get(key, 0) >= FRAGMENT_SHARE * max(self.df.get(key, 0), 1)
+
     def extract(self, title: str, abstract: str, scored: list[tuple[str, float]] | None = None) -> list[str]:
-        """3-8 keyphrases, best first: no two share a :func:`phrase_key` and none overlaps a better one.
-        ``scored`` may pass a precomputed :meth:`score` result."""
+        """``min_k``-``max_k`` keyphrases (5+ when the paper has them), best first: no two share a
+        :func:`concept_key` and no single word sits next to a phrase containing it. ``scored`` may pass a
+        precomputed :meth:`score` result."""
         chosen: list[str] = []
         keys: list[str] = []
         for phrase, s in scored if scored is not None else self.score(title, abstract):
-            k = phrase_key(phrase)
-            if any(_overlaps(k, c) for c in keys):
+            k = concept_key(phrase)
+            if k in keys or (self._fragment(k) and any(f" {k} " in f" {c} " for c in keys)):
                 continue
-            if len(chosen) >= self.min_k and s < 0.25 * (self.score_cache_top or s):
+            if len(chosen) >= max(self.min_k, TARGET_K) and s < STOP_PROB:
                 break
-            if not chosen:
-                self.score_cache_top = s
+            # most specific first: a phrase replaces the fragments (single words) it contains, in their place
+            inner = [i for i, c in enumerate(keys) if self._fragment(c) and f" {c} " in f" {k} "]
+            if inner:
+                chosen[inner[0]], keys[inner[0]] = phrase, k
+                for i in reversed(inner[1:]):
+                    del chosen[i], keys[i]
+                continue
             chosen.append(phrase)
             keys.append(k)
             if len(chosen) >= self.max_k:
                 break
-        self.score_cache_top = None
         return chosen
 
-    score_cache_top: float | None = None
+
+BROAD_KEYS = frozenset(_stem(w) for w in BROAD)
+TARGET_K = 5
+STOP_PROB = 0.05
+FRAGMENT_SHARE = 0.3
+

@@ -1,93 +1,489 @@
 """One-sentence TL;DRs.
 
-Method ``"extractive v1"``: pick the abstract sentence that best says what the paper does or finds, then
-compress it. A sentence scores for (a) contribution cue phrases (``we propose``, ``we show``, ``we introduce``;
-cf. the "contribution statement" cues of Teufel & Moens 2002, argumentative zoning), (b) overlap of its content
-words with the title, (c) a position prior (first sentences of an abstract are usually context, the contribution
-comes early-to-middle), and is penalised when it opens with a discourse connective (``However``, ``Moreover``)
-or a dangling reference (``This``, ``These``), which reads badly out of context. Compression removes framing
-prefixes (``In this paper, we`` → ``We``) and cuts the sentence to at most :data:`MAX_WORDS` words at a clause
-boundary.
+Method ``"extractive v2"``: a learned selector picks one abstract sentence *and* how much of it to keep, then the
+choice is rendered readable.
+
+1. **Clean** every abstract sentence (:func:`clean_sentence`): LaTeX math rendered as text (``$\\ell_p$`` →
+   ``ℓp``), citations (``(Smith et al., 2019)``, ``[12]``, ``\\citet{..}``) and asides (``(e.g., ...)``) dropped,
+   framing removed (``In this paper, we propose`` → ``We propose``, ``This paper studies`` → ``We study``),
+   leading connectives dropped (``However,``, ``To address this issue,``).
+2. **Candidates** (:func:`candidates`): the cleaned sentence and its prefixes cut at clause boundaries
+   (``, which``, `` by ``, `` using ``, ``; ``, ...), each at most :data:`MAX_WORDS` words; a sentence with no
+   usable cut is shortened at the last word that leaves no dangling function word.
+3. **Score** each candidate with a linear model over hand features (:func:`candidate_features`: position,
+   length, cue phrases such as ``we propose``/``we show``, title overlap, centrality in the abstract, numbers,
+   first person, dangling starts, the kind of cut, and a small bag of words). The weights are learned on
+   SciTLDR-A train by ``scripts/train_tldr.py`` (ridge regression on each candidate's ROUGE against the author
+   TL;DR) and shipped in ``data/tldr_selector.json``.
+
+The best-scoring candidate that does not start with a dangling reference (``This``, ``These``, ``It``) is the
+TL;DR. ``extract_tldr`` needs no model download and runs at thousands of papers per second.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from functools import cache
+from pathlib import Path
 
 from .keyphrases import STOP, norm_word
 from .text import split_sentences, word_tokens
 
-METHOD = "extractive v1"
-MAX_WORDS = 40
+METHOD = "extractive v2"
+MAX_WORDS = 30
+MIN_WORDS = 6
+MODEL_PATH = Path(__file__).resolve().parent / "data" / "tldr_selector.json"
 
-_CUES = [
-    (re.compile(r"\bwe (propose|introduce|present|develop|design|derive|prove|establish)\b", re.I), 3.0),
-    (re.compile(r"\b(this|our) (paper|work) (proposes|introduces|presents|develops|shows|studies)\b", re.I), 3.0),
-    (re.compile(r"\bwe (show|demonstrate|find|observe|argue|study|investigate|analy[sz]e)\b", re.I), 2.0),
-    (re.compile(r"\b(outperform|state-of-the-art|improv|significantly|achiev)", re.I), 0.7),
-    (re.compile(r"\b(novel|new|first)\b", re.I), 0.5),
-]
-_BAD_START = re.compile(r"^(however|moreover|furthermore|additionally|also|then|thus|hence|therefore|finally|"
-                        r"specifically|in addition|in particular|to this end|to address|this|these|such|it|they|"
-                        r"here|in contrast|as a result)\b", re.I)
-_FRAMING = re.compile(r"^(in this (paper|work|study|note|article)|here|in this work|to this end|in particular|"
-                      r"specifically|to address (this|these) (issue|issues|problem|problems|challenges?|limitations?)"
-                      r")\s*,?\s+", re.I)
+# ---------------------------------------------------------------------------------------------------- LaTeX
+
+_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
+    "eta": "η", "theta": "θ", "vartheta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
+    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
+    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω", "ell": "ℓ", "infty": "∞", "le": "≤",
+    "leq": "≤", "ge": "≥", "geq": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "~", "propto": "∝",
+    "times": "×", "cdot": "·", "cdots": "…", "ldots": "…", "dots": "…", "pm": "±", "in": "∈", "notin": "∉",
+    "subset": "⊂", "subseteq": "⊆", "cup": "∪", "cap": "∩", "to": "→", "rightarrow": "→", "leftarrow": "←",
+    "mapsto": "↦", "Rightarrow": "⇒", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "∑",
+    "prod": "∏", "int": "∫", "sqrt": "√", "log": "log", "exp": "exp", "max": "max", "min": "min", "sup": "sup",
+    "inf": "inf", "lim": "lim", "det": "det", "top": "⊤", "star": "*", "ast": "*", "circ": "∘", "oplus": "⊕",
+    "otimes": "⊗", "mid": "|", "vert": "|", "Vert": "‖", "|": "‖", "lVert": "‖", "rVert": "‖", "langle": "⟨",
+    "rangle": "⟩", "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "%": "%", "{": "{", "}": "}",
+    "emptyset": "∅", "ll": "≪", "gg": "≫", "equiv": "≡", "neg": "¬", "wedge": "∧", "vee": "∨",
+    "mathbb{R}": "ℝ", "mathbb{N}": "ℕ", "mathbb{Z}": "ℤ", "mathbb{E}": "𝔼", "mathbb{P}": "ℙ",
+}
+_SUP = str.maketrans("0123456789+-=()nik", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵏ")
+_CMD_RE = re.compile(r"\\(mathbb\{[A-Z]\}|[A-Za-z]+|[|%{}])")
+# commands whose braced argument is kept as plain text
+_WRAP_RE = re.compile(r"\\(?:mathcal|mathbf|mathrm|mathit|mathsf|mathtt|boldsymbol|bm|text|textbf|textit|emph|"
+                      r"operatorname|hat|bar|tilde|widetilde|widehat|vec|overline|underline|dot)\s*\{([^{}]*)\}")
+_FRAC_RE = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_SIZE_RE = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])|\\[,;:! ]")
 
 
+def _math_to_text(m: str) -> str:
+    """A LaTeX math span as readable text: Greek and operators to Unicode, ``^2`` to ``²``, braces dropped."""
+    m = _SIZE_RE.sub("", m)
+    for _ in range(3):
+        m = _WRAP_RE.sub(r"\1", m)
+        m = _FRAC_RE.sub(r"\1/\2", m)
+
+    def sup(mt: re.Match[str]) -> str:
+        body = mt.group(1) or mt.group(2)
+        t = body.translate(_SUP)
+        return t if all(c not in t for c in body if c.isalnum()) or t != body else "^" + body
+
+    m = re.sub(r"\^\{([0-9+\-=()nik]+)\}|\^([0-9nik])", sup, m)
+    m = _CMD_RE.sub(lambda mt: _SYMBOLS.get(mt.group(1), mt.group(1).removeprefix("mathbb{")[:1]
+                                            if mt.group(1).startswith("mathbb") else mt.group(1)), m)
+    m = re.sub(r"_\{([^{}]*)\}", r"\1", m)
+    m = m.replace("_", "").replace("{", "").replace("}", "").replace("\\", "")
+    return " ".join(m.split())
+
+
+def render_latex(text: str) -> str:
+    """Inline math ``$...$`` and stray text-mode LaTeX commands rendered as readable plain text."""
+    text = re.sub(r"\$\$?([^$]+)\$?\$", lambda mt: _math_to_text(mt.group(1)), text)
+    text = re.sub(r"\\(?:emph|textbf|textit|texttt|text|textsc)\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\{\\(?:em|it|bf|sc|tt)\s+([^{}]*)\}", r"\1", text)
+    text = text.replace("``", '"').replace("''", '"')
+    if "\\" in text:
+        text = _math_to_text(text) if re.search(r"\\[A-Za-z]", text) else text.replace("\\", "")
+    return text
+
+
+# ------------------------------------------------------------------------------------------- cleaning rules
+
+_CITE = re.compile(
+    r"\s*\\cite[a-z]*\{[^{}]*\}"  # \cite{..}, \citet{..}
+    r"|\s*\[\d+(?:\s*[,–-]\s*\d+)*\]"  # [12], [1, 2], [3-5]
+    r"|\s*\((?:[A-Z][^()]*?(?:et al\.?|\band\b [A-Z][^()]*?)?,? (?:19|20)\d\d[a-z]?(?:[;,] ?)?)+\)"  # (Smith, 2019)
+)
 # parenthetical asides that carry no claim: "(e.g., CIFAR-10, ImageNet)", "(i.e. ...)", "(see ...)"
-_ASIDE = re.compile(r"\s*\((?:e\.g\.|i\.e\.|see |cf\.|for example|for instance)[^()]*\)", re.I)
+_ASIDE = re.compile(r"\s*\((?:e\.g\.?|i\.e\.?|see |cf\.|for example|for instance|such as|including)[^()]*\)", re.I)
+_FRAMING = re.compile(
+    r"^(?:(?:in|within|through|with) (?:this|the present|the current|our) (?:[a-z-]+ ){0,2}(?:paper|work|study|note|"
+    r"article|submission|abstract|report|thesis|manuscript)|here|herein)\s*(?:,\s*|\s+)"
+    r"|^(?:however|moreover|furthermore|additionally|also|thus|hence|therefore|finally|further|then|"
+    r"in addition|in particular|specifically|consequently|accordingly)\s+(?=we\b)"
+    r"|^(?:to this end|to that end|in particular|specifically|concretely|in summary|overall|in this context|"
+    r"to do so|to do this|as a result|consequently|"
+    r"to (?:address|tackle|solve|overcome|alleviate|mitigate|remedy|fill|bridge|handle|resolve) (?:this|these|"
+    r"such|the above|both|those|this gap|that)[^,]{0,40}|"
+    r"(?:motivated|inspired|based|building|guided|driven) (?:by|on|upon) (?:this|these|that|such|the above)"
+    r"[^,]{0,40}|"
+    r"however|moreover|furthermore|additionally|also|then|thus|hence|therefore|finally|further|besides|"
+    r"in addition|in contrast|instead|nevertheless|nonetheless|notably|importantly|interestingly|surprisingly|"
+    r"unfortunately|crucially|meanwhile|second|secondly|third|thirdly|first|firstly|lastly|next|"
+    r"indeed|in fact|on the other hand|as such|as a consequence|subsequently|similarly|likewise|"
+    r"empirically|experimentally|theoretically|technically|in practice|in particular)\s*,\s+", re.I)
+_THIS_PAPER = re.compile(r"^(?:this|our|the present|the current) (?:paper|work|study|article|note|submission)\s+"
+                         r"(?:also\s+)?([a-z]+)\b", re.I)
+_DANGLING = re.compile(r"^(?:this|these|those|that|it|its|they|their|them|such|the above|the latter|the former|"
+                       r"both|here|there|he|she|and|or|but|so|which|thus|hence)\b", re.I)
 
 
-def _content(text: str) -> set[str]:
-    return {norm_word(w) for w in word_tokens(text) if w.lower() not in STOP and len(w) > 2}
+def _we_verb(verb: str) -> str:
+    """``proposes`` → ``propose``, ``studies`` → ``study`` (third person to first person plural)."""
+    v = verb.lower()
+    if v in {"is", "was"}:
+        return "are"
+    if v == "has":
+        return "have"
+    if v.endswith("ies") and len(v) > 4:
+        return v[:-3] + "y"
+    if v.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return v[:-2]
+    if v.endswith("s") and not v.endswith("ss"):
+        return v[:-1]
+    return v
 
 
-def score_sentences(title: str, sentences: list[str]) -> list[float]:
-    """One score per sentence (higher = better TL;DR candidate); see module doc for the features."""
-    title_words = _content(title)
-    n = len(sentences)
-    scores = []
-    for i, s in enumerate(sentences):
-        words = word_tokens(s)
-        sc = sum(w for rx, w in _CUES if rx.search(s))
-        cw = _content(s)
-        if title_words:
-            sc += 3.0 * len(cw & title_words) / len(title_words)
-        # position prior: 0 for the very first sentence of a long abstract, peak at ~1/3, fading after
-        rel = i / max(n - 1, 1)
-        sc += 1.0 - abs(rel - 0.3) * 1.5 if n > 2 else 0.5
-        if _BAD_START.match(s):
-            sc -= 1.5
-        if len(words) < 8:
-            sc -= 2.0
-        elif len(words) > 60:
-            sc -= 1.0
-        scores.append(sc)
-    return scores
-
-
-def compress(sentence: str, max_words: int = MAX_WORDS) -> str:
-    """Remove framing (``In this paper, we propose`` → ``We propose``) and cut at ``max_words`` words,
-    preferring a clause boundary (``,``/``;``/`` which``/`` that``); ends with a period."""
-    s = sentence.strip()
-    s = _FRAMING.sub("", s)
+def clean_sentence(sentence: str) -> str:
+    """The readability rules: LaTeX rendered, citations and asides dropped, framing and leading connectives
+    removed, ``This paper proposes`` → ``We propose``, first letter capitalised, whitespace normalised."""
+    s = " ".join(sentence.split())
+    s = _CITE.sub("", s)
+    s = re.sub(r"(?<![\w*])\*{1,2}([^*\s][^*]*?)\*{1,2}(?![\w*])", r"\1", s)  # Markdown emphasis
     s = _ASIDE.sub("", s)
-    s = s[0].upper() + s[1:] if s else s
-    words = s.split()
-    if len(words) > max_words:
-        cut = " ".join(words[:max_words])
-        m = max(cut.rfind(", "), cut.rfind("; "), cut.rfind(" which "), cut.rfind(" while "), cut.rfind(" by "))
-        if m > 0 and len(cut[:m].split()) >= 12:
-            s = cut[:m]
-        elif len(words) <= max_words + 15:
-            pass  # no clean cut: a slightly long sentence beats a broken one
-        else:
-            s = cut.rstrip(" ,;:") + "…"
-    s = s.rstrip(" ,;:")
-    if s and s[-1] not in ".!?…":
-        s += "."
+    s = render_latex(s)
+    for _ in range(3):
+        new = _FRAMING.sub("", s)
+        if new == s:
+            break
+        s = new
+    m = _THIS_PAPER.match(s)
+    if m and m.group(1).lower().endswith("s") and m.group(1).lower() not in {"is", "was", "has"}:
+        s = "We " + _we_verb(m.group(1)) + s[m.end():]
+    s = re.sub(r"\s+([,.;:)])", r"\1", s)
+    s = re.sub(r"\(\s*\)", "", s)
+    s = " ".join(s.split())
+    if s and s[0].islower():
+        s = s[0].upper() + s[1:]
     return s
+
+
+# ----------------------------------------------------------------------------------------------- candidates
+
+#: Clause boundaries a TL;DR may be cut before (kind → pattern); the cut keeps the text before the match.
+CUTS = {
+    "comma-which": r", (?:which|where|whereby|while|whereas|thereby|thus|hence|allowing|enabling|leading|"
+                   r"resulting|making|yielding|providing|i\.e\.|e\.g\.|especially|particularly|including|"
+                   r"such as|as well as|even|without|despite|although|though)\b",
+    "comma-and": r", (?:and|but|or)\b",
+    "comma": r",",
+    "semicolon": r";|:| -- | — ",
+    "by": r" (?:by|via|through|using|based on|with the help of)\b",
+    "that": r" (?:which|that|where|whose)\b",
+    "to": r" (?:in order to|to|so that|for)\b",
+    "with": r" (?:with|without|while|when|under|on|in|across|over|from|at)\b",
+    "and": r" (?:and|but|as well as)\b",
+}
+_CUT_RES = {k: re.compile(v) for k, v in CUTS.items()}
+_END_BAD = frozenset("""a an the of to for and or but with by in on at from as that which whose where when while
+via using than between into onto over under its their our his her this these those is are was were be been being
+can could may might will would should must has have had do does not no such each both either neither very more most
+less least also only just so thus hence e.g i.e whether if because since although though how what who whom
+""".split())
+
+
+def _trim_dangling(words: list[str]) -> list[str]:
+    """Drop trailing function words and unbalanced brackets from a cut word list."""
+    while words:
+        w = words[-1].lower().strip(",;:")
+        if w in _END_BAD or not any(c.isalnum() for c in w) or words[-1].endswith(("-", "/")):
+            words = words[:-1]
+            continue
+        text = " ".join(words)
+        if text.count("(") > text.count(")"):
+            words = text[:text.rfind("(")].split()
+            continue
+        break
+    return words
+
+
+def _finish(text: str) -> str:
+    text = text.strip().rstrip(" ,;:-—")
+    if text.count("(") > text.count(")"):
+        text = text[:text.rfind("(")].rstrip(" ,;:")
+    if text and text[-1] not in ".!?":
+        text += "."
+    return text
+
+
+def candidates(sentence: str, max_words: int = MAX_WORDS) -> list[tuple[str, str, float]]:
+    """Candidate TL;DRs from one cleaned sentence: ``(text, cut kind, fraction of words kept)``.
+
+    The whole sentence (kind ``full``) when it fits in ``max_words`` words, plus every prefix ending before a
+    clause boundary of :data:`CUTS` with at least :data:`MIN_WORDS` words; when nothing fits, the sentence cut
+    at ``max_words`` words without dangling function words (kind ``hard``). Each text ends with a period."""
+    base = sentence.rstrip(" .")
+    n = len(base.split())
+    out: dict[str, tuple[str, str, float]] = {}
+    if n <= max_words:
+        out[_finish(base)] = (_finish(base), "full", 1.0)
+    for kind, rx in _CUT_RES.items():
+        for m in rx.finditer(base):
+            prefix = base[:m.start()]
+            words = prefix.split()
+            if len(words) < MIN_WORDS or len(words) > max_words:
+                continue
+            words = _trim_dangling(words)
+            if len(words) < MIN_WORDS:
+                continue
+            text = _finish(" ".join(words))
+            if text not in out:
+                out[text] = (text, kind, len(words) / max(n, 1))
+    if not out:
+        words = _trim_dangling(base.split()[:max_words])
+        if len(words) < MIN_WORDS:
+            words = base.split()[:max_words]
+        text = _finish(" ".join(words))
+        out[text] = (text, "hard", len(words) / max(n, 1))
+    return list(out.values())
+
+
+_LEAD = re.compile(r"^(?P<lead>[^,]{12,120}?),\s+(?=(?:we|our)\b)", re.I)
+_THAT = re.compile(r"^(?:we|our (?:results|experiments|analysis|evaluation)|(?:extensive |empirical |experimental )?"
+                   r"(?:results|experiments|evaluations?)(?: [^,]{0,40})?) (?:also |further |empirically )?"
+                   r"(?:show|shows|demonstrate|demonstrates|indicate|indicates|suggest|suggests|confirm|confirms|"
+                   r"reveal|reveals|prove|proves|find|argue|verify|verifies) that\s+", re.I)
+_PAREN = re.compile(r"\s*\([^()]*\)")
+
+
+def variants(cleaned: str, max_words: int = MAX_WORDS) -> list[tuple[str, str, float]]:
+    """:func:`candidates` of the cleaned sentence and of its rewrites: without a leading clause before
+    ``we``/``our`` (``To improve X, we propose Y`` → ``We propose Y``), without a ``we show that`` frame, and
+    without parentheses. Kinds of the rewrites are prefixed (``lead+``, ``that+``, ``noparen+``)."""
+    n = len(cleaned.split())
+    out = {c[0]: c for c in candidates(cleaned, max_words)}
+    rewrites = []
+    m = _LEAD.match(cleaned)
+    if m and not _DANGLING.match(cleaned[m.end():]):
+        rewrites.append(("lead+", cleaned[m.end():]))
+    m = _THAT.match(cleaned)
+    if m and not _DANGLING.match(cleaned[m.end():]):
+        rewrites.append(("that+", cleaned[m.end():]))
+    if "(" in cleaned:
+        rewrites.append(("noparen+", " ".join(_PAREN.sub("", cleaned).split())))
+    for prefix, text in rewrites:
+        if len(text.split()) < MIN_WORDS:
+            continue
+        text = text[0].upper() + text[1:]
+        for t, kind, _kept in candidates(text, max_words):
+            if t not in out:
+                out[t] = (t, prefix + kind, len(t.split()) / max(n, 1))
+    return list(out.values())
+
+
+# ------------------------------------------------------------------------------------------------- features
+
+_CUE_RES = {
+    "cue_we_propose": r"\bwe (?:propose|introduce|present|develop|design|devise|formulate|describe|offer|build)",
+    "cue_we_show": r"\bwe (?:show|demonstrate|prove|find|observe|establish|derive|obtain|achieve|provide)",
+    "cue_we_study": r"\bwe (?:study|investigate|analy[sz]e|explore|examine|consider|address|tackle|focus|revisit)",
+    "cue_this_paper": r"\b(?:this|our|the present) (?:paper|work|study|article)\b|^in this (?:paper|work)",
+    "cue_novel": r"\b(?:novel|new|first|simple|efficient|general|principled|unified)\b",
+    "cue_called": r"\b(?:called|named|dubbed|termed|coined)\b",
+    "cue_result": r"\b(?:outperform|state-of-the-art|state of the art|improv|significant|competitive|superior|"
+                  r"better|surpass|achiev|gain)",
+    "cue_experiment": r"\b(?:experiment|empirical|evaluat|benchmark|dataset|results? (?:show|demonstrate|suggest))",
+    "cue_background": r"\b(?:recent|recently|existing|prior|previous|traditional|conventional|typically|often|"
+                      r"widely|popular|commonly|has been|have been|remains?|challenging|difficult|limited|suffer)",
+    "cue_problem": r"\b(?:however|but|unfortunately|lack|fail|problem|issue|drawback|limitation)",
+    "cue_method": r"\b(?:method|approach|framework|algorithm|model|architecture|technique|objective|loss)\b",
+    "cue_code": r"\b(?:code|github|available|release|open-source|publicly)\b",
+    "cue_future": r"\b(?:future|further|finally|additionally|moreover|furthermore|also)\b",
+    "cue_hedge": r"\b(?:may|might|could|can|potentially|possibly)\b",
+}
+_CUE_RES = {k: re.compile(v, re.I) for k, v in _CUE_RES.items()}
+_NUM = re.compile(r"\d")
+
+
+def _content(text: str) -> list[str]:
+    return [norm_word(w) for w in word_tokens(text) if w.lower() not in STOP and len(w) > 2]
+
+
+_TOK = re.compile(r"[a-z0-9]+")
+
+
+def _toks(text: str) -> list[str]:
+    """ROUGE-like tokens: lower-case alphanumeric runs, plural ``s`` stripped."""
+    return [norm_word(t) for t in _TOK.findall(text.lower())]
+
+
+class Context:
+    """Per-abstract statistics shared by all candidates of one paper, including each word's probability of
+    appearing in the TL;DR under the model's word model (``p``)."""
+
+    def __init__(self, title: str, raw: list[str], cleaned: list[str], model: dict | None = None):
+        self.title = title
+        self.title_words = set(_content(title))
+        self.title_key = " ".join(word_tokens(title.lower()))
+        self.title_toks = set(_toks(title))
+        self.n = len(raw)
+        self.sent_words = [set(_content(s)) for s in cleaned]
+        self.df: dict[str, int] = {}
+        for ws in self.sent_words:
+            for w in ws:
+                self.df[w] = self.df.get(w, 0) + 1
+        self.count: dict[str, int] = {}
+        self.nsent: dict[str, int] = {}
+        self.first: dict[str, int] = {}
+        for k, s in enumerate(cleaned):
+            toks = _toks(s)
+            for t in toks:
+                self.count[t] = self.count.get(t, 0) + 1
+            for t in set(toks):
+                self.nsent[t] = self.nsent.get(t, 0) + 1
+                self.first.setdefault(t, k)
+        self.vocab = (model or {}).get("_vocab") or {}
+        self.p: dict[str, float] = {}
+        wm = (model or {}).get("_wm")
+        if wm:
+            for t in self.count:
+                z = wm["intercept"] + sum(wm["w"].get(k, 0.0) * v for k, v in word_features(self, t).items())
+                self.p[t] = 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+def word_features(ctx: Context, t: str) -> dict[str, float]:
+    """Features of abstract word ``t`` for the word model (will ``t`` appear in the TL;DR?)."""
+    n = max(ctx.n, 1)
+    first = ctx.first.get(t, 0)
+    f = {"stop": float(t in STOP), "title": float(t in ctx.title_toks),
+         "log_count": math.log1p(ctx.count.get(t, 0)), "sent_frac": ctx.nsent.get(t, 0) / n,
+         "first_rel": first / max(n - 1, 1), "first0": float(first == 0), "len": min(len(t), 14) / 7,
+         "digit": float(any(c.isdigit() for c in t))}
+    f["title_stop"] = f["title"] * f["stop"]
+    f["title_count"] = f["title"] * f["log_count"]
+    if t in ctx.vocab:
+        f["v_" + t] = 1.0
+    return f
+
+
+def sentence_features(ctx: Context, i: int, raw: str, cleaned: str) -> dict[str, float]:
+    """Features of the ``i``-th abstract sentence shared by all its candidates."""
+    f: dict[str, float] = {"bias": 1.0}
+    n = ctx.n
+    f[f"pos_{min(i, 5)}"] = 1.0
+    f["pos_last"] = float(i == n - 1 and n > 1)
+    rel = i / max(n - 1, 1)
+    f["rel_pos"] = rel
+    f["rel_pos2"] = rel * rel
+    f["n_sents"] = min(n, 15) / 10
+    f["len_raw"] = min(len(raw.split()), 80) / 20
+    for name, rx in _CUE_RES.items():
+        if rx.search(raw):
+            f[name] = 1.0
+    f["dangling"] = float(bool(_DANGLING.match(cleaned)))
+    f["raw_connective"] = float(cleaned[:20] != raw.strip()[:20])
+    return f
+
+
+def candidate_features(ctx: Context, sent: dict[str, float], cand: str, kind: str, kept: float,
+                       vocab: dict[str, int] | None = None) -> dict[str, float]:
+    """Features of one candidate text ``cand`` cut from a sentence with features ``sent``."""
+    f = dict(sent)
+    words = cand.split()
+    nw = len(words)
+    f["len"] = nw / 20
+    f["len2"] = (nw / 20) ** 2
+    f[f"len_{min(nw // 5, 6)}"] = 1.0
+    f["kept"] = kept
+    f[f"cut_{kind}"] = 1.0
+    for name, rx in _CUE_RES.items():
+        if rx.search(cand):
+            f[name + "_c"] = 1.0
+    cw = _content(cand)
+    cws = set(cw)
+    if ctx.title_words:
+        inter = len(cws & ctx.title_words)
+        f["title_recall"] = inter / len(ctx.title_words)
+        f["title_prec"] = inter / max(len(cws), 1)
+        f["title_count"] = min(inter, 6) / 3
+    if ctx.n > 1 and cws:
+        f["central"] = sum((ctx.df.get(w, 1) - 1) for w in cws) / (len(cws) * (ctx.n - 1))
+        f["shared"] = sum(ctx.df.get(w, 1) > 1 for w in cws) / len(cws)
+    f["content_frac"] = len(cw) / max(nw, 1)
+    f["numbers"] = float(bool(_NUM.search(cand)))
+    lw = [w.lower() for w in word_tokens(cand)]
+    f["we"] = float("we" in lw or "our" in lw)
+    f["starts_we"] = float(bool(lw) and lw[0] in {"we", "our"})
+    f["starts_a"] = float(bool(lw) and lw[0] in {"a", "an", "the"})
+    f["parens"] = float("(" in cand)
+    f["i_first_person"] = float("i" in lw)
+    if ctx.p:
+        toks = _toks(cand)
+        e = sum(ctx.p.get(t, 0.0) for t in set(toks))
+        f["exp_overlap"] = e / 10
+        f["exp_prec"] = e / max(len(toks), 1)
+        for gold_len in (15, 20, 25):
+            f[f"exp_f1_{gold_len}"] = 2 * e / (len(toks) + gold_len)
+    if vocab:
+        seen = {w for w in (norm_word(x) for x in lw) if w in vocab}
+        for w in seen:
+            f["w_" + w] = 1.0 / math.sqrt(len(seen))
+    return f
+
+
+# ---------------------------------------------------------------------------------------------------- model
+
+
+@cache
+def load_model(path: str | None = None) -> dict:
+    """The shipped selector (``data/tldr_selector.json``): ``features``, ``weights``, ``vocab``, ``mean``,
+    ``scale``, metadata. Missing file → an empty model (the selector then falls back to a position prior)."""
+    p = Path(path) if path else MODEL_PATH
+    if not p.exists():
+        return {"weights": {}, "vocab": []}
+    model = json.loads(p.read_text(encoding="utf-8"))
+    model["_w"] = dict(zip(model["features"], model["weights"], strict=True))
+    model["_mean"] = dict(zip(model["features"], model.get("mean", [0.0] * len(model["features"])), strict=True))
+    model["_scale"] = dict(zip(model["features"], model.get("scale", [1.0] * len(model["features"])), strict=True))
+    model["_vocab"] = {w: k for k, w in enumerate(model.get("vocab", []))}
+    if model.get("word_model"):
+        wm = model["word_model"]
+        model["_wm"] = {"w": dict(zip(wm["features"], wm["weights"], strict=True)), "intercept": wm["intercept"]}
+    return model
+
+
+#: The shipped selector, loaded once at import.
+MODEL = load_model()
+
+
+def score(features: dict[str, float], model: dict) -> float:
+    """Linear score of one candidate: Σ w·(x − mean)/scale over the model's features."""
+    w, mu, sc = model.get("_w", {}), model.get("_mean", {}), model.get("_scale", {})
+    if not w:  # no model: prefer early-middle, full sentences with a contribution cue
+        return (features.get("cue_we_propose", 0) + features.get("cue_we_show", 0) + 0.5 * features.get("pos_1", 0)
+                + features.get("title_recall", 0) - features.get("dangling", 0))
+    total = 0.0
+    for name, m in mu.items():
+        x = features.get(name, 0.0)
+        if x != m:
+            total += w[name] * (x - m) / sc[name]
+    return total
+
+
+def paper_candidates(title: str, sentences: list[str], model: dict | None = None
+                     ) -> list[tuple[str, dict[str, float], int]]:
+    """All candidates of one paper: ``(text, features, sentence index)``."""
+    cleaned = [clean_sentence(s) for s in sentences]
+    ctx = Context(title, sentences, cleaned, model)
+    vocab = (model or {}).get("_vocab")
+    out = []
+    for i, (raw, cl) in enumerate(zip(sentences, cleaned, strict=True)):
+        if len(word_tokens(cl)) < 4:
+            continue
+        sent = sentence_features(ctx, i, raw, cl)
+        for text, kind, kept in variants(cl):
+            if " ".join(word_tokens(text.lower())) == ctx.title_key:
+                continue
+            out.append((text, candidate_features(ctx, sent, text, kind, kept, vocab), i))
+    return out
 
 
 def extract_tldr(title: str, abstract: str) -> str:
@@ -95,6 +491,14 @@ def extract_tldr(title: str, abstract: str) -> str:
     sentences = [s for s in split_sentences(abstract) if len(word_tokens(s)) >= 4]
     if not sentences:
         return ""
-    scores = score_sentences(title, sentences)
-    best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
-    return compress(sentences[best])
+    model = MODEL
+    cands = paper_candidates(title, sentences, model)
+    if not cands:
+        return _finish(" ".join(sentences[0].split()[:MAX_WORDS]))
+    ranked = sorted(cands, key=lambda c: (-score(c[1], model), c[2]))
+    for text, _, _ in ranked:
+        if not _DANGLING.match(text):
+            return text
+    # every candidate opens with a dangling reference: "This method ..." reads as "The method ..."
+    text = re.sub(r"^(?:this|these|those|that|such)\b", "The", ranked[0][0], count=1, flags=re.I)
+    return _finish(text)
