@@ -100,3 +100,21 @@ def test_related_papers_are_nearest_with_a_reason(atlas):
     assert sims == sorted(sims, reverse=True)
     assert all(r.reason for r in rel)
     assert any(r.reason.startswith(("shares keyphrases", "both about", "same topic")) for r in rel)
+
+
+def test_keyphrase_facet_links_acronym_and_long_form(atlas):
+    """The build stores the acronyms the corpus defines; ``--keyphrase GAN`` then finds the papers tagged with
+    the long form (keyphrases are shown in their long form) and vice versa; spelling variants match too."""
+    acronyms = atlas.meta.get("acronyms") or {}
+    tagged = {}
+    for short, long in acronyms.items():
+        n = sum(1 for p in atlas.papers if Filters(keyphrase=long).matcher(atlas)(p))
+        if n:
+            tagged[short] = (long, n)
+    assert tagged, f"no acronym's long form is a keyphrase in the sample atlas: {acronyms}"
+    short, (long, n) = next(iter(sorted(tagged.items())))
+    by_short = [p.id for p in atlas.papers if Filters(keyphrase=short).matcher(atlas)(p)]
+    by_long = [p.id for p in atlas.papers if Filters(keyphrase=long).matcher(atlas)(p)]
+    assert by_short == by_long and len(by_long) == n
+    variant = (long[:-1] if long.endswith("s") else long + "s").title()  # other number, other case
+    assert [p.id for p in atlas.papers if Filters(keyphrase=variant).matcher(atlas)(p)] == by_long

@@ -134,18 +134,18 @@ def test_search_open_paper_follow_related_and_map_in_chromium(server, browser, t
 
 
 def test_keyphrase_links_list_every_paper_sharing_it(sample_atlas):
-    from paperatlas.keyphrases import phrase_key
+    from paperatlas.keyphrases import concept_key
     from paperatlas.store import Atlas
 
     atlas = Atlas(sample_atlas)
     counts: dict[str, int] = {}
     for p in atlas.papers:
-        for k in {phrase_key(k) for k in p.keyphrases}:
+        for k in {concept_key(k) for k in p.keyphrases}:
             counts[k] = counts.get(k, 0) + 1
     shared = max(counts, key=counts.get)
     assert counts[shared] >= 2
-    owner = next(p for p in atlas.papers if shared in {phrase_key(k) for k in p.keyphrases})
-    surface = next(k for k in owner.keyphrases if phrase_key(k) == shared)
+    owner = next(p for p in atlas.papers if shared in {concept_key(k) for k in p.keyphrases})
+    surface = next(k for k in owner.keyphrases if concept_key(k) == shared)
     client = create_app(sample_atlas, preload_model=False).test_client()
     page = client.get(f"/paper/{owner.id}").get_data(as_text=True)
     assert f'class="n">{counts[shared]}</span>' in page  # the link says how many papers share it

@@ -158,7 +158,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         store.write_topics(con, topics)
         store.set_meta(con, sources=[str(Path(s)) for s in source_paths], embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                       n_papers=len(papers))
+                       n_papers=len(papers), acronyms=kx.acronyms)
     stage("write")
     report.peak_rss_mib = _peak_rss_mib()
     return report

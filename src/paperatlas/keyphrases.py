@@ -14,8 +14,9 @@ Method ``"phrase-logreg v2"``:
   first occurrence, length, corpus document frequency (binned: phrases seen in only one paper are usually
   fragments, phrases in hundreds of papers are generic), how often the phrase appears in titles across the corpus,
   nesting (a phrase seen mostly inside one longer phrase - ``tangent kernel`` - is a fragment), and shape
-  (acronym/mixed case, gerund start, adjective end). Weights (:data:`WEIGHTS`) were fitted on COLM 2024 author
-  keywords and checked on COLM 2025 and on seed 004's Key Words (``paperatlas eval keyphrases``);
+  (acronym/mixed case, gerund start, adjective end). Weights (:data:`WEIGHTS`) are fitted on COLM 2024 author
+  keywords by ``scripts/train_keyphrases.py`` and checked on the held-out COLM 2025 papers and on seed 004's Key
+  Words (``paperatlas eval keyphrases --gold colm2025 --gold awesome``);
 * **selection** - best first, one phrase per concept; a single word (or a fragment) is dropped when a chosen
   phrase contains it, and replaced in place when a later phrase contains it; at least 5 phrases when the paper
   has them, up to 8 while the score stays above :data:`STOP_PROB`.
@@ -257,38 +258,38 @@ FEATURES = (
     "fragment",
 )
 #: Logistic-regression weights for :data:`FEATURES`, fitted on COLM 2024 author keywords (candidate = positive
-#: when it matches an author keyword after Porter stemming); see the module doc.
+#: when it matches an author keyword after Porter stemming) by ``scripts/train_keyphrases.py`` (C = 1).
 WEIGHT_BY_FEATURE = {
-    "bias": -4.078,
-    "in_title": +0.681,
-    "log_tf": +1.175,
-    "in_text": -0.178,
-    "early": +0.442,
-    "w1": -1.523,
-    "w2": -0.590,
-    "w3": -0.702,
-    "w4": -1.263,
-    "df1": -0.802,
-    "df2_3": -0.004,
-    "df4_10": +0.086,
-    "df11_30": -0.455,
-    "df31_100": -1.278,
-    "df_gt100": -1.625,
-    "log_title_df": +0.558,
-    "title_share": +1.517,
-    "acronym": -0.118,
-    "caps": -0.570,
-    "precolon": -0.687,
-    "maximal": +0.582,
-    "of_phrase": -0.027,
-    "broad_last": -0.362,
-    "in_title_w1": +0.371,
-    "whole_share": -0.369,
-    "first_ing": -1.059,
-    "last_ing": +1.300,
-    "last_ed": -0.466,
-    "last_adj": -0.343,
-    "fragment": -0.650,
+    "bias": -4.429,
+    "in_title": +0.610,
+    "log_tf": +1.141,
+    "in_text": -0.123,
+    "early": +0.491,
+    "w1": -1.641,
+    "w2": -0.762,
+    "w3": -0.715,
+    "w4": -1.310,
+    "df1": -0.291,
+    "df2_3": +0.406,
+    "df4_10": +0.235,
+    "df11_30": -0.698,
+    "df31_100": -0.889,
+    "df_gt100": -3.193,
+    "log_title_df": +0.847,
+    "title_share": +1.146,
+    "acronym": +0.464,
+    "caps": -0.480,
+    "precolon": -1.151,
+    "maximal": +0.810,
+    "of_phrase": +0.034,
+    "broad_last": +0.036,
+    "in_title_w1": +0.218,
+    "whole_share": -0.546,
+    "first_ing": -0.893,
+    "last_ing": +1.057,
+    "last_ed": -0.407,
+    "last_adj": -0.375,
+    "fragment": -0.433,
 }
 WEIGHTS = np.array([WEIGHT_BY_FEATURE[f] for f in FEATURES])
 

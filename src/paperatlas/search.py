@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .keyphrases import BROAD, GENERIC, STOP, norm_word, phrase_key
+from .keyphrases import BROAD, GENERIC, STOP, concept_key, norm_word, phrase_key
 from .model import Paper
 from .store import Atlas
 from .text import normalize_title, word_tokens
@@ -38,7 +38,9 @@ class Filters:
     ``status``: accepted statuses (case-insensitive, e.g. ``["Oral", "Spotlight"]``); ``venue``: substring of the
     venue; ``year``: ``(min, max)`` inclusive; ``author``: substring of any author name (accents ignored not);
     ``topic``: topic id or a substring of the topic label; ``keyphrase``: a keyphrase the paper must carry
-    (generated or listed; spelling variants match: ``Neural Networks`` = ``neural network``).
+    (generated or listed; spelling variants match, ``Neural Networks`` = ``neural network``, ``optimize`` =
+    ``optimization``; an acronym the corpus defines matches its long form, ``NTK`` = ``neural tangent kernel``,
+    through the ``acronyms`` the build stores in the atlas's meta).
     """
 
     status: list[str] = field(default_factory=list)
@@ -60,7 +62,7 @@ class Filters:
                 topic_ids = {int(self.topic)}
             else:
                 topic_ids = {t.id for t in atlas.topics.values() if self.topic.lower() in t.label.lower()}
-        kp = phrase_key(self.keyphrase) if self.keyphrase.strip() else ""
+        kp = keyphrase_keys(self.keyphrase, atlas.meta.get("acronyms") or {}) if self.keyphrase.strip() else set()
 
         def ok(p: Paper) -> bool:
             if statuses and p.status.lower() not in statuses:
@@ -75,9 +77,22 @@ class Filters:
                 return False
             if topic_ids is not None and p.topic_id not in topic_ids:
                 return False
-            return not (kp and kp not in {phrase_key(k) for k in p.keyphrases + p.given_keyphrases})
+            return not (kp and kp.isdisjoint(concept_key(k) for k in p.keyphrases + p.given_keyphrases))
 
         return ok
+
+
+def keyphrase_keys(phrase: str, acronyms: dict[str, str]) -> set[str]:
+    """The :func:`paperatlas.keyphrases.concept_key` values a keyphrase facet matches: the phrase's own and, when
+    it is an acronym the corpus defines (``acronyms``: ``{"NTK": "neural tangent kernel"}``, case-sensitive
+    first, then case-insensitive) or the long form of one, the other spelling too."""
+    phrase = " ".join(phrase.split())
+    keys = {concept_key(phrase)}
+    long = acronyms.get(phrase) or next((v for k, v in acronyms.items() if k.lower() == phrase.lower()), None)
+    if long:
+        keys.add(concept_key(long))
+    keys.update(concept_key(k) for k, v in acronyms.items() if concept_key(v) == concept_key(phrase))
+    return keys
 
 
 def parse_years(spec: str) -> tuple[int | None, int | None]:

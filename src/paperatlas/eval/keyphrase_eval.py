@@ -3,7 +3,9 @@
 Gold sets:
 
 * ``colm`` - COLM 2024 + 2025 author keywords (``../shared/data/paperlists/colm/colm2024.json.gz`` and
-  ``colm2025.json.gz``; papers without keywords are skipped), text = title + abstract;
+  ``colm2025.json.gz``; papers without keywords are skipped), text = title + abstract; ``colm2024`` and
+  ``colm2025`` alone: our scorer's weights are fitted on 2024 (``scripts/train_keyphrases.py``), so 2025 is the
+  held-out part;
 * ``awesome`` - seed 004 (Awesome Deep Phenomena), the ``Key Word:`` line of each entry; those entries have no
   abstract, so text = title + digest;
 * any other listing file that :func:`paperatlas.sources.read` understands (its ``given_keyphrases``).
@@ -38,6 +40,8 @@ METHODS = ("ours", "yake", "keybert")
 _REPO_ROOT = Path(__file__).resolve().parents[3]
 GOLD_SETS = {
     "colm": ("data/paperlists/colm/colm2024.json.gz", "data/paperlists/colm/colm2025.json.gz"),
+    "colm2024": ("data/paperlists/colm/colm2024.json.gz",),  # our scorer's training set
+    "colm2025": ("data/paperlists/colm/colm2025.json.gz",),  # held out
     "awesome": ("seeds/004_67aa5497667b379c.txt",),
 }
 
@@ -219,13 +223,16 @@ def load_gold(name: str) -> tuple[str, list[Paper]]:
             papers += read(path)
         except SourceError as e:
             raise click.ClickException(f"cannot read gold file {path}: {e}") from e
-    label = {"colm": "COLM 2024+2025 author keywords", "awesome": "seed 004 (Awesome Deep Phenomena) Key Words"}
+    label = {"colm": "COLM 2024+2025 author keywords", "colm2024": "COLM 2024 author keywords (our training set)",
+             "colm2025": "COLM 2025 author keywords (held out)",
+             "awesome": "seed 004 (Awesome Deep Phenomena) Key Words"}
     return label.get(name, name), [p for p in papers if p.given_keyphrases]
 
 
 @click.command(name="keyphrases")
 @click.option("--gold", "golds", multiple=True, default=("colm", "awesome"), show_default=True,
-              help="Gold set: colm, awesome, or a listing FILE with keywords (repeatable).")
+              help="Gold set: colm (2024+2025), colm2024, colm2025, awesome, or a listing FILE with keywords "
+                   "(repeatable).")
 @click.option("--method", "methods", multiple=True, type=click.Choice(list(METHOD_FUNCS)),
               default=METHODS, show_default=True, help="Method to score (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N papers of each set.")

@@ -13,6 +13,10 @@ Baselines, scored in the same run on the same papers:
 * ``first-sentence`` -- the first abstract sentence;
 * ``oracle`` -- the single abstract sentence with the best ROUGE-1 against the targets (max over targets): a
   ceiling for any method that selects one sentence unchanged.
+
+Generative backends (``--tldr-backend smollm2`` or ``--tldr-backend openai --base-url URL --model NAME``) add a
+row each: the backend's answer when :func:`paperatlas.tldr_llm.supported` accepts it, else the extractive TL;DR
+(exactly what ``build --tldr-backend`` stores), with the share of papers that fell back and seconds per paper.
 """
 
 from __future__ import annotations
@@ -70,6 +74,23 @@ def _oracle(rec: dict, scorer=None) -> str:
     return best
 
 
+def _backend_method(name: str, base_url: str | None, model: str | None) -> Method:
+    """A generative backend as an eval method (record → TL;DR) with a ``fallback_rate()`` attribute."""
+    from ..tldr_llm import BackendError, backend_summarizer, make_backend
+
+    try:
+        backend = make_backend(name, base_url=base_url, model=model)
+    except (ValueError, BackendError) as e:
+        raise click.ClickException(f"--tldr-backend {name}: {e}") from e
+    summarize = backend_summarizer(backend)
+
+    def method(rec: dict) -> str:
+        return summarize(rec.get("title") or "", abstract_of(rec))
+
+    method.fallback_rate = lambda: summarize.fallback_rate  # type: ignore[attr-defined]
+    return method
+
+
 def available_methods() -> dict[str, Method]:
     """Method name → function(record) → TL;DR: our methods first, then the baselines."""
     methods: dict[str, Method] = {tldr.METHOD: _ours(tldr.extract_tldr)}
@@ -85,7 +106,9 @@ def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Me
     """Score ``methods`` (names from :func:`available_methods`, or a name → function(record) mapping; default:
     all) on ``records``. One row per method, in order: ``method``, ``n``, ``r1``/``r2``/``rL`` (F1 × 100 vs the
     author TL;DR), ``r1_max``/``r2_max``/``rL_max`` (vs the best target per paper and metric), ``words`` (average
-    TL;DR length) and ``papers_per_s`` (generation only, scoring excluded)."""
+    TL;DR length), ``papers_per_s`` and ``s_per_paper`` (seconds; generation only, scoring excluded) and ``fallback``
+    (share of papers whose generated TL;DR was rejected for the extractive one; ``None`` for non-generative
+    methods). Raises ``ValueError`` for an unknown method name."""
     records = [r for r in records if r.get("target") and r.get("source")]
     avail = available_methods()
     if methods is None:
@@ -103,6 +126,7 @@ def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Me
         t0 = time.perf_counter()
         outs = [(_oracle(r, scorer) if fn is _oracle else fn(r)) for r in records]
         dt = time.perf_counter() - t0
+        fallback = getattr(fn, "fallback_rate", None)
         sums = dict.fromkeys(("r1", "r2", "rL", "r1_max", "r2_max", "rL_max"), 0.0)
         for rec, out in zip(records, outs, strict=True):
             per_target = [scorer.score(t, out) for t in rec["target"]]
@@ -114,6 +138,8 @@ def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Me
         row.update({k: 100 * v / max(n, 1) for k, v in sums.items()})
         row["words"] = sum(len(o.split()) for o in outs) / max(n, 1)
         row["papers_per_s"] = n / dt if dt > 0 else float("inf")
+        row["s_per_paper"] = dt / n if n else 0.0
+        row["fallback"] = fallback() if callable(fallback) else fallback
         rows.append(row)
     return rows
 
@@ -121,12 +147,14 @@ def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Me
 _COLUMNS = [("method", "method", "{}"), ("n", "n", "{}"),
             ("r1", "R1-author", "{:.1f}"), ("r2", "R2-author", "{:.1f}"), ("rL", "RL-author", "{:.1f}"),
             ("r1_max", "R1-max", "{:.1f}"), ("r2_max", "R2-max", "{:.1f}"), ("rL_max", "RL-max", "{:.1f}"),
-            ("words", "words", "{:.1f}"), ("papers_per_s", "papers/s", "{:.0f}")]
+            ("words", "words", "{:.1f}"), ("papers_per_s", "papers/s", "{:.2f}"),
+            ("s_per_paper", "s/paper", "{:.4f}"), ("fallback", "fallback", "{:.0%}")]
 
 
 def format_table(rows: list[dict]) -> str:
     """Plain-text table with aligned columns (method left-aligned, numbers right-aligned)."""
-    cells = [[h for _, h, _ in _COLUMNS]] + [[f.format(r[k]) for k, _, f in _COLUMNS] for r in rows]
+    cells = [[h for _, h, _ in _COLUMNS]] + [["-" if r.get(k) is None else f.format(r[k]) for k, _, f in _COLUMNS]
+                                             for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(_COLUMNS))]
     lines = []
     for j, row in enumerate(cells):
@@ -147,10 +175,21 @@ def _default_gold() -> Path:
               help="SciTLDR JSONL(.gz) file [default: ../shared/data/scitldr/dev.jsonl.gz].")
 @click.option("--method", "methods", multiple=True,
               help="Our method(s) to score (repeatable; default: all). Baselines are always included.")
-@click.option("--limit", type=int, default=None, help="Score only the first N papers.")
-def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None) -> None:
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N papers.")
+@click.option("--tldr-backend", "backends", multiple=True, type=click.Choice(["openai", "smollm2"]),
+              help="Also score a generative backend (repeatable): its checked answers with extractive fallback.")
+@click.option("--base-url", default=None, help="Endpoint of --tldr-backend openai, e.g. http://127.0.0.1:11434/v1")
+@click.option("--model", "llm_model", default=None, help="Model name for --tldr-backend openai.")
+def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None, backends: tuple[str, ...],
+                 base_url: str | None, llm_model: str | None) -> None:
     """Score TL;DRs on SciTLDR-A: ours vs title / first-sentence / oracle, ROUGE-1/2/L F1 × 100
-    against the author TL;DR and against the best of all targets."""
+    against the author TL;DR and against the best of all targets.
+
+    \b
+    paperatlas eval tldr                                   # extractive v2 vs baselines on all 619 dev papers
+    paperatlas eval tldr --tldr-backend smollm2 --limit 100
+    paperatlas eval tldr --tldr-backend openai --base-url http://127.0.0.1:11434/v1 --model qwen2.5:0.5b
+    """
     gold = gold or _default_gold()
     if not gold.is_file():
         raise click.ClickException(f"gold file not found: {gold}")
@@ -164,7 +203,11 @@ def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None)
     records = load_records(gold)
     if limit is not None:
         records = records[:limit]
-    rows = evaluate_tldr(records, names)
+    chosen: dict[str, Method] = {m: avail[m] for m in names if m not in BASELINES}
+    for name in backends:
+        chosen[f"{name} (+fallback)"] = _backend_method(name, base_url, llm_model)
+    chosen.update({b: avail[b] for b in BASELINES})
+    rows = evaluate_tldr(records, chosen)
     click.echo(f"SciTLDR: {gold} ({rows[0]['n'] if rows else 0} papers); ROUGE F1 x 100 vs the author TL;DR "
                "and vs the best target per paper")
     click.echo(format_table(rows))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from flask import Flask, abort, jsonify, redirect, render_template, request, url_for
 
-from ..keyphrases import phrase_key
+from ..keyphrases import concept_key
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
 
@@ -100,14 +100,14 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     topic_marks = mapview.place_labels(sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id)))
     kp_count: dict[str, int] = {}
     for p in atlas.papers:
-        for k in {phrase_key(k) for k in p.keyphrases + p.given_keyphrases}:
+        for k in {concept_key(k) for k in p.keyphrases + p.given_keyphrases}:
             kp_count[k] = kp_count.get(k, 0) + 1
     topics_sorted = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
 
     @app.context_processor
     def globals_():
         return {"atlas": atlas, "topic_color": topic_color, "topics_sorted": topics_sorted,
-                "kp_count": lambda k: kp_count.get(phrase_key(k), 0), "n_papers": len(atlas.papers),
+                "kp_count": lambda k: kp_count.get(concept_key(k), 0), "n_papers": len(atlas.papers),
                 "statuses": STATUSES}
 
     def current_filters() -> Filters:
