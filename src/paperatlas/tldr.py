@@ -333,6 +333,8 @@ class Context:
         self.count: dict[str, int] = {}
         self.nsent: dict[str, int] = {}
         self.first: dict[str, int] = {}
+        self.named: set[str] = set()  # tokens written as names: ALLCAPS, MixedCase or capitalised mid-sentence
+        self.in_cue: dict[str, int] = {}  # tokens in sentences with a contribution cue ("we propose", "we show")
         for k, s in enumerate(cleaned):
             toks = _toks(s)
             for t in toks:
@@ -340,6 +342,15 @@ class Context:
             for t in set(toks):
                 self.nsent[t] = self.nsent.get(t, 0) + 1
                 self.first.setdefault(t, k)
+            for w in s.split()[1:]:
+                w = w.strip(".,;:()[]\"'")
+                if len(w) > 1 and w[0].isupper() and (w.isupper() or any(c.isupper() for c in w[1:]) or
+                                                      not w[1:].islower()) or (len(w) > 2 and w[0].isupper()):
+                    for t in _toks(w):
+                        self.named.add(t)
+            if _CUE_RES["cue_we_propose"].search(s) or _CUE_RES["cue_we_show"].search(s):
+                for t in set(toks):
+                    self.in_cue[t] = self.in_cue.get(t, 0) + 1
         self.vocab = (model or {}).get("_vocab") or {}
         self.p: dict[str, float] = {}
         wm = (model or {}).get("_wm")
@@ -357,6 +368,9 @@ def word_features(ctx: Context, t: str) -> dict[str, float]:
          "log_count": math.log1p(ctx.count.get(t, 0)), "sent_frac": ctx.nsent.get(t, 0) / n,
          "first_rel": first / max(n - 1, 1), "first0": float(first == 0), "len": min(len(t), 14) / 7,
          "digit": float(any(c.isdigit() for c in t))}
+    f["named"] = float(t in ctx.named)
+    f["in_cue"] = min(ctx.in_cue.get(t, 0), 3) / 3
+    f["named_title"] = f["named"] * f["title"]
     f["title_stop"] = f["title"] * f["stop"]
     f["title_count"] = f["title"] * f["log_count"]
     if t in ctx.vocab:
