@@ -132,6 +132,18 @@ def test_answer_is_cleaned(fake):
     assert method.startswith("openai:m@")
 
 
+def test_paper_framing_is_rewritten_not_rejected(fake):
+    """Small models love "This paper proposes ..."; the answer is rewritten in the first person and kept."""
+    fake.answers = ["This paper proposes adaptive loss scaling, which computes layer-wise loss scales during "
+                    "training.", "The authors propose adaptive loss scaling for mixed precision training."]
+    backend = OpenAIChatBackend(fake.base_url, "m")
+    text, method = generate_tldr(backend, ALS["title"], ALS["abstract"])
+    assert text == "We propose adaptive loss scaling, which computes layer-wise loss scales during training."
+    assert method == backend.method
+    text, method = generate_tldr(backend, ALS["title"], ALS["abstract"])
+    assert text == "We propose adaptive loss scaling for mixed precision training." and method == backend.method
+
+
 def test_hallucinated_number_falls_back(fake):
     fake.answers = ["Adaptive loss scaling speeds up mixed precision training by 37% on 1,000 GPUs."]
     text, method = generate_tldr(OpenAIChatBackend(fake.base_url, "m"), ALS["title"], ALS["abstract"])

@@ -120,8 +120,8 @@ _FRAMING = re.compile(
     r"unfortunately|crucially|meanwhile|second|secondly|third|thirdly|first|firstly|lastly|next|"
     r"indeed|in fact|on the other hand|as such|as a consequence|subsequently|similarly|likewise|"
     r"empirically|experimentally|theoretically|technically|in practice|in particular)\s*,\s+", re.I)
-_THIS_PAPER = re.compile(r"^(?:this|our|the present|the current) (?:paper|work|study|article|note|submission)\s+"
-                         r"(?:also\s+)?([a-z]+)\b", re.I)
+_THIS_PAPER = re.compile(r"^(?:(?:this|our|the present|the current|the) (?:paper|work|study|article|note|submission)"
+                         r"|(?P<authors>the authors))\s+(?:also\s+)?([a-z]+)\b", re.I)
 _DANGLING = re.compile(r"^(?:this|these|those|that|it|its|they|their|them|such|the above|the latter|the former|"
                        r"both|here|there|he|she|and|or|but|so|which|thus|hence)\b", re.I)
 
@@ -156,8 +156,10 @@ def clean_sentence(sentence: str) -> str:
             break
         s = new
     m = _THIS_PAPER.match(s)
-    if m and m.group(1).lower().endswith("s") and m.group(1).lower() not in {"is", "was", "has"}:
-        s = "We " + _we_verb(m.group(1)) + s[m.end():]
+    verb = m.group(2).lower() if m else ""
+    if m and (m.group("authors") and verb not in {"are", "were", "have", "had"}
+              or verb.endswith("s") and verb not in {"is", "was", "has"}):
+        s = "We " + _we_verb(m.group(2)) + s[m.end():]
     s = re.sub(r"\s+([,.;:)])", r"\1", s)
     s = re.sub(r"\(\s*\)", "", s)
     s = " ".join(s.split())

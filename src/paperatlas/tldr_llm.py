@@ -326,10 +326,14 @@ def _short(reason: str, limit: int = 80) -> str:
 
 
 def generate_tldr(backend: TldrBackend, title: str, abstract: str) -> tuple[str, str]:
-    """``(tldr, method)``: the backend's answer, cleaned, when :func:`supported` accepts it (method =
+    """``(tldr, method)``: the backend's answer, cleaned (:func:`clean_answer`, then
+    :func:`paperatlas.tldr.clean_sentence`: framing such as "This paper proposes" becomes "We propose"), when
+    :func:`supported` accepts it (method =
     ``backend.method``); otherwise the extractive TL;DR with method ``"<extractive method> (fallback: reason)"``."""
     try:
-        answer = clean_answer(backend.generate(title, abstract))
+        # the extractive TL;DR's readability rules apply too: "This paper proposes X" -> "We propose X",
+        # LaTeX rendered, citations dropped
+        answer = _tldr.clean_sentence(clean_answer(backend.generate(title, abstract)))
     except BackendError as e:
         reason = f"backend error: {e.short}"
     else:

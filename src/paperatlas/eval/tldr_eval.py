@@ -88,6 +88,7 @@ def _backend_method(name: str, base_url: str | None, model: str | None) -> Metho
         return summarize(rec.get("title") or "", abstract_of(rec))
 
     method.fallback_rate = lambda: summarize.fallback_rate  # type: ignore[attr-defined]
+    method.summarizer = summarize  # type: ignore[attr-defined]
     return method
 
 
@@ -205,9 +206,16 @@ def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None,
         records = records[:limit]
     chosen: dict[str, Method] = {m: avail[m] for m in names if m not in BASELINES}
     for name in backends:
-        chosen[f"{name} (+fallback)"] = _backend_method(name, base_url, llm_model)
+        label = f"{name}:{llm_model}" if name == "openai" and llm_model else name
+        chosen[f"{label} (+fallback)"] = _backend_method(name, base_url, llm_model)
     chosen.update({b: avail[b] for b in BASELINES})
     rows = evaluate_tldr(records, chosen)
     click.echo(f"SciTLDR: {gold} ({rows[0]['n'] if rows else 0} papers); ROUGE F1 x 100 vs the author TL;DR "
                "and vs the best target per paper")
     click.echo(format_table(rows))
+    for name, fn in chosen.items():
+        summarizer = getattr(fn, "summarizer", None)
+        if summarizer is not None and summarizer.calls:
+            reasons = ", ".join(f"{r} {n}" for r, n in summarizer.reasons.most_common())
+            click.echo(f"{name}: {summarizer.calls - summarizer.fallbacks}/{summarizer.calls} generated TL;DRs "
+                       f"passed the check against the abstract; fallbacks: {reasons or 'none'}")
