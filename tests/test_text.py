@@ -14,6 +14,15 @@ def test_sentence_splitter_keeps_citations_and_initials_together():
     ]
 
 
+def test_words_ending_like_an_abbreviation_still_end_a_sentence():
+    # "several." / "neural." end in "al." like "et al." (seen in the SAM abstract of the ICLR 2021 listing)
+    text = ("SAM yields state-of-the-art performance for several. Additionally, we find robustness to label noise. "
+            "The model is neural. No. 5 is a number.")
+    assert split_sentences(text) == ["SAM yields state-of-the-art performance for several.",
+                                     "Additionally, we find robustness to label noise.", "The model is neural.",
+                                     "No. 5 is a number."]
+
+
 def test_urls_lose_markdown_escapes_and_trailing_punctuation():
     assert find_urls("code at https://github.com/huanzhang12/ATLA\\_robust\\_RL. See <https://x.org/a>.") == [
         "https://github.com/huanzhang12/ATLA_robust_RL", "https://x.org/a"]

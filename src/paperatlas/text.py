@@ -84,7 +84,7 @@ def split_sentences(text: str) -> list[str]:
             chunk = para[start:end]
             # don't split after an abbreviation ("et al.", "e.g.") or an initial like "J."
             tail = para[max(0, end - 10):end]
-            if re.search(_ABBREV + r"$", tail) or re.search(r"(?:^|\s)[A-Z]\.$", tail):
+            if re.search(r"(?<![A-Za-z])" + _ABBREV + r"$", tail) or re.search(r"(?:^|\s)[A-Z]\.$", tail):
                 continue
             if chunk.strip():
                 out.append(para[start:m.end()].strip())

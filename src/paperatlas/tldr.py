@@ -502,19 +502,43 @@ def paper_candidates(title: str, sentences: list[str], model: dict | None = None
     return out
 
 
-def extract_tldr(title: str, abstract: str) -> str:
-    """A one-sentence TL;DR of a paper (≤ :data:`MAX_WORDS` words); ``""`` when the abstract is empty."""
+def _undangle(text: str) -> str:
+    """Inner dangling references made definite: ``this/these/those X`` → ``the X``, ``such X`` → ``X``; a
+    demonstrative used as a pronoun (``this is``) is left alone."""
+    def det(m: re.Match[str]) -> str:
+        nxt = m.group(2).lower()
+        verb_like = nxt.endswith("ed") or nxt.endswith("s") and not nxt.endswith(("ss", "is", "us"))
+        if nxt in STOP or m.group(1).lower() == "this" and verb_like:  # "this is", "this leads to"
+            return m.group(0)
+        return ("The " if m.group(1)[0].isupper() else "the ") + m.group(2)
+
+    text = re.sub(r"\b(this|these|those) ([A-Za-z][\w-]*)", det, text)
+    return re.sub(r"\bsuch (?!as\b|that\b)", "", text)
+
+
+def rank_candidates(title: str, abstract: str, model: dict | None = None) -> list[tuple[str, float]]:
+    """Every candidate TL;DR of a paper with its selector score, best first (ties: earlier sentence)."""
     sentences = [s for s in split_sentences(abstract) if len(word_tokens(s)) >= 4]
-    if not sentences:
-        return ""
-    model = MODEL
+    model = MODEL if model is None else model
     cands = paper_candidates(title, sentences, model)
-    if not cands:
-        return _finish(" ".join(sentences[0].split()[:MAX_WORDS]))
-    ranked = sorted(cands, key=lambda c: (-score(c[1], model), c[2]))
-    for text, _, _ in ranked:
-        if not _DANGLING.match(text):
-            return text
-    # every candidate opens with a dangling reference: "This method ..." reads as "The method ..."
-    text = re.sub(r"^(?:this|these|those|that|such)\b", "The", ranked[0][0], count=1, flags=re.I)
-    return _finish(text)
+    scored = sorted(((score(f, model), i, text) for text, f, i in cands), key=lambda c: (-c[0], c[1]))
+    return [(text, s) for s, _, text in scored]
+
+
+def extract_tldr(title: str, abstract: str) -> str:
+    """A one-sentence TL;DR of a paper (≤ :data:`MAX_WORDS` words); ``""`` when the abstract is empty.
+
+    The best-scoring candidate that does not open with a dangling reference, with inner references made definite
+    (``this reliance`` → ``the reliance``, ``such networks`` → ``networks``: :func:`_undangle`). Preferring
+    candidates free of such references instead cost 0.1-0.7 ROUGE-1 and was dropped.
+    """
+    ranked = rank_candidates(title, abstract)
+    if not ranked:
+        sentences = [s for s in split_sentences(abstract) if len(word_tokens(s)) >= 4]
+        return _finish(" ".join(clean_sentence(sentences[0]).split()[:MAX_WORDS])) if sentences else ""
+    usable = [(t, s) for t, s in ranked if not _DANGLING.match(t)]
+    if not usable:
+        # every candidate opens with a dangling reference: "This method ..." reads as "The method ..."
+        text = re.sub(r"^(?:this|these|those|that|such)\b", "The", ranked[0][0], count=1, flags=re.I)
+        return _finish(_undangle(text))
+    return _finish(_undangle(usable[0][0]))
