@@ -90,6 +90,8 @@ def test_web_edit_form_saves_and_shows_provenance(copy_atlas):
     db = copy_atlas()
     client = create_app(db, preload_model=False).test_client()
     pid = next(p.id for p in Atlas(db).papers if p.title == NET_DNF)
+    before = client.get(f"/paper/{pid}").get_data(as_text=True)
+    assert "extractive v2" in before and "phrase-logreg v2" in before  # provenance of the generated fields
     res = client.post(f"/paper/{pid}/edit", data={"tldr": MY_TLDR, "keyphrases": "tabular data; DNF"})
     assert res.status_code == 302
     html = client.get(f"/paper/{pid}").get_data(as_text=True)
