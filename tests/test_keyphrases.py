@@ -178,3 +178,20 @@ def test_cli_missing_gold_file(tmp_path):
     missing = tmp_path / "nope.json"
     res = CliRunner().invoke(eval_group, ["keyphrases", "--gold", str(missing), "--method", "ours"])
     assert res.exit_code != 0 and str(missing) in res.output
+
+
+def test_one_papers_acronym_does_not_rename_a_common_one():
+    """In the ICLR 2021 listing one paper defines "controllable counterfactuals (COCO)" while others use COCO, the
+    dataset: only the defining paper reads COCO as its long form; NTK, defined by several papers, is linked."""
+    from conftest import ICLR_SEED, need
+
+    papers = read(need(ICLR_SEED))
+    kx = _fit(papers)
+    assert "COCO" not in kx.acronyms
+    assert kx.acronyms["NTK"] == "neural tangent kernel"
+    detr = next(p for p in papers if p.title.startswith("Deformable DETR"))
+    assert not any("counterfactual" in k for k in kx.extract(detr.title, _text(detr)))
+    coco = next(p for p in papers if p.title.startswith("CoCo: Controllable Counterfactuals"))
+    assert "controllable counterfactuals" in kx.extract(coco.title, _text(coco))
+    vit = next(p for p in papers if p.title.startswith("An Image is Worth 16x16 Words"))
+    assert not any("x16" in k for k in kx.extract(vit.title, _text(vit)))  # "16x16" is no word

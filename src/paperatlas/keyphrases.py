@@ -67,7 +67,9 @@ train representation representations function functions system systems
 
 STOP = frozenset(ENGLISH_STOP_WORDS) | {"via", "et", "al", "eg", "ie", "wrt", "e.g", "i.e", "can", "may", "might"}
 
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*|[.,;:!?()\[\]{}\"$=<>/\\]")
+# a word starts at a word boundary: "16x16" is no word (not "x16"), "GPT-3" and "state-of-the-art" are one
+_TOKEN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*|[0-9][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*"
+                    r"|[.,;:!?()\[\]{}\"$=<>/\\]")
 
 
 def norm_word(w: str) -> str:
@@ -135,6 +137,10 @@ def _surface(phrase: str) -> str:
 
 
 _ADJ_END = ("al", "ive", "ous", "able", "ible", "ful")
+#: words that make an ``A of B`` phrase a fragment of prose ("capable of training", "terms of accuracy")
+_NOT_BEFORE_OF = frozenset("""capable able free aware independent regardless instead terms lot lots number numbers
+set sets kind kinds type types part parts form forms amount amounts majority variety range use means level levels
+order lack because""".split())
 _ADJ_NOUNS = frozenset("""retrieval signal removal tutorial interval potential proposal approval trial arrival
 journal manual objective narrative alternative initiative rival""".split())
 
@@ -191,7 +197,8 @@ def candidate_spans(text: str) -> list[tuple[str, int, bool]]:
                 words = run[i:i + n]
                 if _ok(words):
                     out.append((" ".join(words), start + i, n == len(run)))
-        if nxt == "of" and j + 1 < len(runs) and runs[j + 1][1] == start + len(run) + 1:
+        if nxt == "of" and j + 1 < len(runs) and runs[j + 1][1] == start + len(run) + 1 \
+                and not _adjective_like(run[-1]) and run[-1].lower() not in _NOT_BEFORE_OF:
             nrun = runs[j + 1][0]
             for a in (1, 2):
                 for b in (1, 2):
@@ -260,36 +267,36 @@ FEATURES = (
 #: Logistic-regression weights for :data:`FEATURES`, fitted on COLM 2024 author keywords (candidate = positive
 #: when it matches an author keyword after Porter stemming) by ``scripts/train_keyphrases.py`` (C = 1).
 WEIGHT_BY_FEATURE = {
-    "bias": -4.429,
-    "in_title": +0.610,
-    "log_tf": +1.141,
-    "in_text": -0.123,
-    "early": +0.491,
-    "w1": -1.641,
-    "w2": -0.762,
-    "w3": -0.715,
-    "w4": -1.310,
-    "df1": -0.291,
-    "df2_3": +0.406,
-    "df4_10": +0.235,
-    "df11_30": -0.698,
-    "df31_100": -0.889,
-    "df_gt100": -3.193,
-    "log_title_df": +0.847,
-    "title_share": +1.146,
-    "acronym": +0.464,
-    "caps": -0.480,
-    "precolon": -1.151,
-    "maximal": +0.810,
-    "of_phrase": +0.034,
-    "broad_last": +0.036,
-    "in_title_w1": +0.218,
-    "whole_share": -0.546,
-    "first_ing": -0.893,
-    "last_ing": +1.057,
-    "last_ed": -0.407,
-    "last_adj": -0.375,
-    "fragment": -0.433,
+    "bias": -4.425,
+    "in_title": +0.522,
+    "log_tf": +1.177,
+    "in_text": -0.072,
+    "early": +0.434,
+    "w1": -1.681,
+    "w2": -0.728,
+    "w3": -0.753,
+    "w4": -1.263,
+    "df1": -0.331,
+    "df2_3": +0.326,
+    "df4_10": +0.212,
+    "df11_30": -0.677,
+    "df31_100": -0.814,
+    "df_gt100": -3.141,
+    "log_title_df": +0.792,
+    "title_share": +1.257,
+    "acronym": +0.522,
+    "caps": -0.496,
+    "precolon": -1.120,
+    "maximal": +0.813,
+    "of_phrase": +0.139,
+    "broad_last": +0.106,
+    "in_title_w1": +0.337,
+    "whole_share": -0.537,
+    "first_ing": -0.897,
+    "last_ing": +1.048,
+    "last_ed": -0.433,
+    "last_adj": -0.397,
+    "fragment": -0.437,
 }
 WEIGHTS = np.array([WEIGHT_BY_FEATURE[f] for f in FEATURES])
 
@@ -320,20 +327,45 @@ class KeyphraseExtractor:
 
     # --- corpus statistics ---------------------------------------------------------------------------------
 
-    def _key(self, phrase: str) -> str:
+    def _key(self, phrase: str, local: dict[str, str] | None = None) -> str:
         k = concept_key(phrase)
+        if local and k in local:
+            return local[k]
         return self._acr_key.get(k, k)
 
+    @staticmethod
+    def local_acronyms(title: str, abstract: str) -> dict[str, str]:
+        """Concept key of each acronym the paper itself defines → concept key of its long form."""
+        out = {}
+        for short, long in find_acronyms(f"{title}. {abstract}"):
+            if concept_key(long) != concept_key(short):
+                out[concept_key(short)] = concept_key(long)
+        return out
+
     def fit(self, docs: Iterable[tuple[str, str]]) -> KeyphraseExtractor:
-        """Learn acronyms, document frequencies and canonical spellings from the corpus. Returns ``self``."""
+        """Learn acronyms, document frequencies and canonical spellings from the corpus. Returns ``self``.
+
+        An acronym is linked to its long form corpus-wide (:attr:`acronyms`) when at least two papers define it
+        that way, or when the papers defining it are at least half of the papers using it; otherwise only the
+        papers that define it read it as the long form (so one paper's ``controllable counterfactuals (COCO)``
+        does not turn every other paper's COCO dataset into counterfactuals)."""
         docs = [(t or "", a or "") for t, a in docs]
         longs: dict[str, Counter[str]] = {}
         for title, abstract in docs:
-            for short, long in find_acronyms(f"{title}. {abstract}"):
-                longs.setdefault(short, Counter())[_surface(long)] += 1
+            for short, long in {(s, _surface(lf)) for s, lf in find_acronyms(f"{title}. {abstract}")}:
+                longs.setdefault(short, Counter())[long] += 1
+        uses: Counter[str] = Counter()
+        if longs:
+            token = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(longs, key=len, reverse=True)))
+                               + r")s?(?![\w-])")
+            for title, abstract in docs:
+                uses.update(set(token.findall(f"{title}. {abstract}")))
+        self.acronyms, self._acr_key = {}, {}
         for short, forms in longs.items():
-            long = forms.most_common(1)[0][0]
-            if concept_key(long) != concept_key(short):
+            long, n_def = forms.most_common(1)[0]
+            if concept_key(long) == concept_key(short) or 2 * n_def < sum(forms.values()):
+                continue  # not an abbreviation of it, or papers disagree on what it stands for
+            if n_def >= 2 or 2 * n_def >= uses[short]:
                 self.acronyms[short] = long
                 self._acr_key[concept_key(short)] = concept_key(long)
         self._long_keys = set(self._acr_key.values())
@@ -341,9 +373,10 @@ class KeyphraseExtractor:
         for title, abstract in docs:
             tkeys = set()
             keys = set()
+            local = self.local_acronyms(title, abstract)
             for text, in_title in ((title, True), (abstract, False)):
                 for c, _, _ in candidate_spans(text):
-                    k = self._key(c)
+                    k = self._key(c, local)
                     keys.add(k)
                     if in_title:
                         tkeys.add(k)
@@ -362,16 +395,19 @@ class KeyphraseExtractor:
                         self.parent_df[sub] = d
         return self
 
-    def canonical(self, phrase: str) -> str:
-        """The corpus's most frequent spelling of ``phrase``'s concept (the long form for an acronym)."""
-        k = self._key(phrase)
+    def canonical(self, phrase: str, key: str | None = None) -> str:
+        """The corpus's most frequent spelling of ``phrase``'s concept (the long form for an acronym); ``key``
+        overrides the concept key (a paper's own acronym definitions, see :meth:`local_acronyms`)."""
+        k = key or self._key(phrase)
         if k in self._canon:
             return self._canon[k]
         forms = self.forms.get(k)
         if forms:
             best = max(forms.items(), key=lambda x: (x[1], x[0].islower(), x[0]))[0]
         elif k != concept_key(phrase):
-            best = next(v for s, v in self.acronyms.items() if self._acr_key.get(concept_key(s)) == k)
+            best = next((v for s, v in self.acronyms.items() if self._acr_key.get(concept_key(s)) == k), None)
+            if best is None:
+                return _surface(phrase)
         else:
             return _surface(phrase)
         self._canon[k] = best
@@ -384,8 +420,10 @@ class KeyphraseExtractor:
         title, abstract = title or "", abstract or ""
         info: dict[str, list] = {}  # key -> [in_title, tf, first_pos, maximal, phrase, precolon, n_whole]
         pre = title.split(":")[0].strip() if ":" in title else ""
+        local = self.local_acronyms(title, abstract)
+        long_keys = self._long_keys | set(local.values())
         for c, _, whole in candidate_spans(title):
-            k = self._key(c)
+            k = self._key(c, local)
             e = info.setdefault(k, [False, 0, 1.0, False, c, False, 0])
             e[0] = True
             e[3] |= whole
@@ -393,7 +431,7 @@ class KeyphraseExtractor:
         spans = candidate_spans(abstract)
         n_tok = max((s for _, s, _ in spans), default=0) + 1
         for c, start, whole in spans:
-            k = self._key(c)
+            k = self._key(c, local)
             e = info.setdefault(k, [False, 0, 1.0, False, c, False, 0])
             e[1] += 1
             e[2] = min(e[2], start / n_tok)
@@ -409,7 +447,7 @@ class KeyphraseExtractor:
             if of and df < 2:
                 continue
             tdf = self.title_df.get(k, 0)
-            acr = k in self._long_keys
+            acr = k in long_keys
             caps = not acr and any(_keep_case(w) for w in c.split())
             rows.append((
                 1.0, float(in_title), math.log1p(tf), float(tf > 0), 1.0 - pos if tf else 0.0,
@@ -432,7 +470,7 @@ class KeyphraseExtractor:
         if not keys:
             return []
         p = 1.0 / (1.0 + np.exp(-(x @ self.weights)))
-        scored = [(self.canonical(c), float(s)) for c, s in zip(phrases, p, strict=True)]
+        scored = [(self.canonical(c, k), float(s)) for k, c, s in zip(keys, phrases, p, strict=True)]
         scored.sort(key=lambda x: (-x[1], x[0]))
         return scored
 
