@@ -53,7 +53,8 @@ second one two three paradigm aim aims goal goals code available github com http
 predict predicting extract extracting capturing capture avoiding avoid boosting boost enhance enhancing apply
 applying learn learns learned learnt make makes making obtain obtaining remain remains require requires
 provides providing having instead yielding yields yield leading resulting result suffer suffers consider
-considers considering called via typically thereby whereas""".split())
+considers considering called via typically thereby whereas rethinking revisiting improving incorporating
+integrating leveraging exploiting exploring towards toward""".split())
 
 #: ``-ly`` words that are nouns/adjectives, not adverbs (adverbs never belong in a keyphrase).
 NOT_ADVERBS = frozenset("family anomaly supply early only assembly monopoly italy july rely apply reply".split())
@@ -267,36 +268,36 @@ FEATURES = (
 #: Logistic-regression weights for :data:`FEATURES`, fitted on COLM 2024 author keywords (candidate = positive
 #: when it matches an author keyword after Porter stemming) by ``scripts/train_keyphrases.py`` (C = 1).
 WEIGHT_BY_FEATURE = {
-    "bias": -4.425,
-    "in_title": +0.522,
-    "log_tf": +1.177,
-    "in_text": -0.072,
-    "early": +0.434,
-    "w1": -1.681,
-    "w2": -0.728,
-    "w3": -0.753,
-    "w4": -1.263,
-    "df1": -0.331,
-    "df2_3": +0.326,
-    "df4_10": +0.212,
-    "df11_30": -0.677,
-    "df31_100": -0.814,
-    "df_gt100": -3.141,
-    "log_title_df": +0.792,
-    "title_share": +1.257,
-    "acronym": +0.522,
-    "caps": -0.496,
-    "precolon": -1.120,
-    "maximal": +0.813,
-    "of_phrase": +0.139,
-    "broad_last": +0.106,
-    "in_title_w1": +0.337,
-    "whole_share": -0.537,
-    "first_ing": -0.897,
-    "last_ing": +1.048,
-    "last_ed": -0.433,
-    "last_adj": -0.397,
-    "fragment": -0.437,
+    "bias": -4.409,
+    "in_title": +0.541,
+    "log_tf": +1.164,
+    "in_text": -0.102,
+    "early": +0.448,
+    "w1": -1.655,
+    "w2": -0.756,
+    "w3": -0.735,
+    "w4": -1.262,
+    "df1": -0.312,
+    "df2_3": +0.354,
+    "df4_10": +0.209,
+    "df11_30": -0.673,
+    "df31_100": -0.834,
+    "df_gt100": -3.153,
+    "log_title_df": +0.799,
+    "title_share": +1.213,
+    "acronym": +0.534,
+    "caps": -0.490,
+    "precolon": -1.139,
+    "maximal": +0.826,
+    "of_phrase": +0.143,
+    "broad_last": +0.092,
+    "in_title_w1": +0.292,
+    "whole_share": -0.534,
+    "first_ing": -0.876,
+    "last_ing": +1.050,
+    "last_ed": -0.425,
+    "last_adj": -0.385,
+    "fragment": -0.418,
 }
 WEIGHTS = np.array([WEIGHT_BY_FEATURE[f] for f in FEATURES])
 
