@@ -292,3 +292,22 @@ def test_smollm2_generates():
     text, method = generate_tldr(backend, ALS["title"], ALS["abstract"])
     assert isinstance(text, str) and text.strip()
     assert method in (backend.method,) or method.startswith(f"{tldr.METHOD} (fallback: ")
+
+
+def test_eval_tldr_scores_a_backend_with_its_fallback_share(fake):
+    """`paperatlas eval tldr --tldr-backend openai` adds a row for the endpoint next to ours and the baselines."""
+    from click.testing import CliRunner
+
+    from paperatlas.eval.tldr_eval import load_records, tldr_command
+
+    gold = FIXTURES / "scitldr_dev20.jsonl"
+    recs = load_records(gold)[:2]
+    # first paper: a faithful answer (its author TL;DR); second: an invented number -> extractive fallback
+    fake.answers = [recs[0]["target"][0], "We reach 99.9% accuracy on 1234 tasks."]
+    res = CliRunner().invoke(tldr_command, ["--gold", str(gold), "--limit", "2", "--tldr-backend", "openai",
+                                            "--base-url", fake.base_url, "--model", "tiny"])
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.output.splitlines() if line.startswith("openai:tiny (+fallback)"))
+    assert row.split()[-1] == "50%"  # one of two answers rejected
+    assert "1/2 generated TL;DRs passed the check" in res.output and "numbers not in abstract 1" in res.output
+    assert len(fake.requests) == 2
