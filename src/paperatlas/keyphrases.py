@@ -95,6 +95,7 @@ _NOT_END = GENERIC - {"training", "benchmark", "benchmarks", "analysis", "perfor
 _NOT_START = GENERIC - {"efficient", "benchmark", "benchmarks", "training", "recurrent"}
 _SINGLE_BAD = BROAD | {"large", "language", "fine", "based", "multi", "self", "human", "text", "input", "output",
                        "test", "quality", "level", "order", "information", "knowledge", "tool", "time", "context"}
+_WORD = re.compile(r"[\w-]+")
 _ACRONYM = re.compile(r"\(\s*([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*?)(s?)\s*\)")
 _SEGMENT_END = re.compile(r"[.;:!?()\[\]{}\"]|, ")
 
@@ -268,36 +269,36 @@ FEATURES = (
 #: Logistic-regression weights for :data:`FEATURES`, fitted on COLM 2024 author keywords (candidate = positive
 #: when it matches an author keyword after Porter stemming) by ``scripts/train_keyphrases.py`` (C = 1).
 WEIGHT_BY_FEATURE = {
-    "bias": -4.409,
-    "in_title": +0.541,
-    "log_tf": +1.164,
-    "in_text": -0.102,
-    "early": +0.448,
-    "w1": -1.655,
-    "w2": -0.756,
-    "w3": -0.735,
-    "w4": -1.262,
-    "df1": -0.312,
-    "df2_3": +0.354,
-    "df4_10": +0.209,
-    "df11_30": -0.673,
-    "df31_100": -0.834,
-    "df_gt100": -3.153,
-    "log_title_df": +0.799,
-    "title_share": +1.213,
-    "acronym": +0.534,
-    "caps": -0.490,
-    "precolon": -1.139,
-    "maximal": +0.826,
-    "of_phrase": +0.143,
-    "broad_last": +0.092,
-    "in_title_w1": +0.292,
-    "whole_share": -0.534,
-    "first_ing": -0.876,
-    "last_ing": +1.050,
-    "last_ed": -0.425,
-    "last_adj": -0.385,
-    "fragment": -0.418,
+    "bias": -4.430,
+    "in_title": +0.600,
+    "log_tf": +1.147,
+    "in_text": -0.117,
+    "early": +0.458,
+    "w1": -1.642,
+    "w2": -0.759,
+    "w3": -0.747,
+    "w4": -1.283,
+    "df1": -0.242,
+    "df2_3": +0.413,
+    "df4_10": +0.216,
+    "df11_30": -0.667,
+    "df31_100": -0.827,
+    "df_gt100": -3.323,
+    "log_title_df": +0.819,
+    "title_share": +1.104,
+    "acronym": +0.688,
+    "caps": -0.459,
+    "precolon": -1.224,
+    "maximal": +0.835,
+    "of_phrase": +0.149,
+    "broad_last": +0.095,
+    "in_title_w1": +0.270,
+    "whole_share": -0.566,
+    "first_ing": -0.842,
+    "last_ing": +1.031,
+    "last_ed": -0.412,
+    "last_adj": -0.374,
+    "fragment": -0.428,
 }
 WEIGHTS = np.array([WEIGHT_BY_FEATURE[f] for f in FEATURES])
 
@@ -355,12 +356,11 @@ class KeyphraseExtractor:
         for title, abstract in docs:
             for short, long in {(s, _surface(lf)) for s, lf in find_acronyms(f"{title}. {abstract}")}:
                 longs.setdefault(short, Counter())[long] += 1
-        uses: Counter[str] = Counter()
+        uses: Counter[str] = Counter()  # papers that use each defined acronym (as a word, plural "s" allowed)
         if longs:
-            token = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(longs, key=len, reverse=True)))
-                               + r")s?(?![\w-])")
             for title, abstract in docs:
-                uses.update(set(token.findall(f"{title}. {abstract}")))
+                words = set(_WORD.findall(f"{title}. {abstract}"))
+                uses.update({w for w in words if w in longs} | {w[:-1] for w in words if w[:-1] in longs})
         self.acronyms, self._acr_key = {}, {}
         for short, forms in longs.items():
             long, n_def = forms.most_common(1)[0]
