@@ -481,13 +481,15 @@ class KeyphraseExtractor:
 
     def extract(self, title: str, abstract: str, scored: list[tuple[str, float]] | None = None) -> list[str]:
         """``min_k``-``max_k`` keyphrases (5+ when the paper has them), best first: no two share a
-        :func:`concept_key` and no single word sits next to a phrase containing it. ``scored`` may pass a
+        :func:`concept_key` (nor differ only by "neural": ``convolutional networks`` = ``convolutional neural
+        networks``) and no single word sits next to a phrase containing it. ``scored`` may pass a
         precomputed :meth:`score` result."""
         chosen: list[str] = []
         keys: list[str] = []
         for phrase, s in scored if scored is not None else self.score(title, abstract):
             k = concept_key(phrase)
-            if k in keys or (self._fragment(k) and any(f" {k} " in f" {c} " for c in keys)):
+            if _same_concept(k) in {_same_concept(c) for c in keys} or (
+                    self._fragment(k) and any(f" {k} " in f" {c} " for c in keys)):
                 continue
             if len(chosen) >= max(self.min_k, TARGET_K) and s < STOP_PROB:
                 break
@@ -506,6 +508,11 @@ class KeyphraseExtractor:
 
 
 BROAD_KEYS = frozenset(_stem(w) for w in BROAD)
+
+
+def _same_concept(key: str) -> str:
+    """A :func:`concept_key` without "neural": ``deep neural network`` and ``deep network`` name one concept."""
+    return " ".join(w for w in key.split() if w != "neural") or key
 TARGET_K = 5
 STOP_PROB = 0.05
 FRAGMENT_SHARE = 0.3
