@@ -336,13 +336,14 @@ class KeyphraseExtractor:
         return self._acr_key.get(k, k)
 
     @staticmethod
-    def local_acronyms(title: str, abstract: str) -> dict[str, str]:
-        """Concept key of each acronym the paper itself defines → concept key of its long form."""
-        out = {}
-        for short, long in find_acronyms(f"{title}. {abstract}"):
-            if concept_key(long) != concept_key(short):
-                out[concept_key(short)] = concept_key(long)
-        return out
+    def local_acronyms(title: str, abstract: str, definitions: list[tuple[str, str]] | None = None
+                       ) -> dict[str, str]:
+        """Concept key of each acronym the paper itself defines → concept key of its long form. ``definitions``
+        may pass the paper's :func:`find_acronyms` result when it is already at hand."""
+        if definitions is None:
+            definitions = find_acronyms(f"{title}. {abstract}")
+        return {concept_key(short): concept_key(long) for short, long in definitions
+                if concept_key(long) != concept_key(short)}
 
     def fit(self, docs: Iterable[tuple[str, str]]) -> KeyphraseExtractor:
         """Learn acronyms, document frequencies and canonical spellings from the corpus. Returns ``self``.
@@ -352,9 +353,10 @@ class KeyphraseExtractor:
         papers that define it read it as the long form (so one paper's ``controllable counterfactuals (COCO)``
         does not turn every other paper's COCO dataset into counterfactuals)."""
         docs = [(t or "", a or "") for t, a in docs]
+        definitions = [find_acronyms(f"{title}. {abstract}") for title, abstract in docs]  # once per paper
         longs: dict[str, Counter[str]] = {}
-        for title, abstract in docs:
-            for short, long in {(s, _surface(lf)) for s, lf in find_acronyms(f"{title}. {abstract}")}:
+        for defs in definitions:
+            for short, long in {(s, _surface(lf)) for s, lf in defs}:
                 longs.setdefault(short, Counter())[long] += 1
         uses: Counter[str] = Counter()  # papers that use each defined acronym (as a word, plural "s" allowed)
         if longs:
@@ -371,10 +373,10 @@ class KeyphraseExtractor:
                 self._acr_key[concept_key(short)] = concept_key(long)
         self._long_keys = set(self._acr_key.values())
         self._canon = {}
-        for title, abstract in docs:
+        for (title, abstract), defs in zip(docs, definitions, strict=True):
             tkeys = set()
             keys = set()
-            local = self.local_acronyms(title, abstract)
+            local = self.local_acronyms(title, abstract, defs)
             for text, in_title in ((title, True), (abstract, False)):
                 for c, _, _ in candidate_spans(text):
                     k = self._key(c, local)
