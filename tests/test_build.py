@@ -38,7 +38,13 @@ def test_sample_atlas_has_every_generated_field(sample_atlas):
     labels = [t.label for t in atlas.topics.values()]
     assert len(set(labels)) == len(labels)  # distinct labels
     assert all(not any(ch.isdigit() for ch in lab.split()[0]) and "_" not in lab for lab in labels)
-    assert sum(t.size for t in atlas.topics.values()) == 60
+    # a two-level hierarchy: every paper sits in a sub-topic whose parent is an area; sizes add up at both levels
+    areas = [t for t in atlas.topics.values() if t.level == 0]
+    subs = [t for t in atlas.topics.values() if t.level == 1]
+    assert len(areas) >= 2 and len(subs) >= len(areas)
+    assert sum(t.size for t in areas) == sum(t.size for t in subs) == 60
+    assert all(atlas.topics[p.topic_id].level == 1 and atlas.topics[p.topic_id].parent_id in {a.id for a in areas}
+               for p in atlas.papers)
 
 
 def test_rebuild_is_idempotent_and_embeds_nothing_new(copy_atlas):

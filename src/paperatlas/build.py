@@ -24,7 +24,7 @@ from .model import Paper
 from .store import sqlite as store
 from .tldr import METHOD as TLDR_METHOD
 from .tldr import extract_tldr
-from .topics import LAYOUT_METHOD, build_topics
+from .topics import LAYOUT_METHOD, TopicModel, update_topics
 
 #: A progress factory: ``progress(stage_description, total) -> update(n)`` (tqdm in the CLI, no-op in tests).
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
@@ -43,6 +43,13 @@ class BuildReport:
     n_embedded: int = 0
     n_reused: int = 0
     n_topics: int = 0
+    n_areas: int = 0
+    #: how the topics were made: "fit" (first build), "refit" (fresh, matched to the old ids) or "update"
+    topic_mode: str = ""
+    #: share of the papers already in the atlas that keep their topic id (None on a first build)
+    topics_kept_share: float | None = None
+    n_low_confidence: int = 0
+    n_with_secondary: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     peak_rss_mib: float = 0.0
 
@@ -64,13 +71,16 @@ def _peak_rss_mib() -> float:
 def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[str | None] | None = None,
           venue: str | None = None, year: int | None = None, n_topics: int | None = None,
           embedder: Embedder | None = None, progress: ProgressFactory = _no_progress, seed: int = 42,
-          tldr_backend=None) -> BuildReport:
+          tldr_backend=None, n_areas: int | None = None, refit_topics: bool = False) -> BuildReport:
     """Build (or rebuild) the atlas at ``db`` from ``source_paths``; the atlas then holds exactly these sources.
 
     ``formats`` gives a reader name per source (``None`` = detect); ``venue``/``year`` fill listings that do not
     state them. ``tldr_backend`` (a :class:`paperatlas.tldr_llm.TldrBackend`) generates TL;DRs instead of the
     extractive default; each is checked against its abstract and falls back to the extractive one when it fails
-    (recorded in ``tldr_method``). Raises :class:`paperatlas.model.SourceError` for unreadable input (before
+    (recorded in ``tldr_method``). ``n_areas``/``n_topics`` ask for that many areas/sub-topics (default: by corpus
+    size, see :mod:`paperatlas.topics`); when the atlas already has topics, a rebuild that adds few papers updates
+    them (ids, labels and map positions kept) unless ``refit_topics`` or a size is given.
+    Raises :class:`paperatlas.model.SourceError` for unreadable input (before
     anything is written) and :class:`paperatlas.embed.EmbedderUnavailable` when the model package is missing.
     """
     report = BuildReport()
@@ -97,6 +107,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         # the model is loaded only when something needs embedding (a warm rebuild skips its ~5 s start-up)
         model_name, dim = (embedder.name, embedder.dim) if embedder else (MiniLMEmbedder.name, MiniLMEmbedder.dim)
         hashes = [content_hash(p) for p in papers]
+        hashes_by_id = dict(zip([p.id for p in papers], hashes, strict=True))
         cache = store.cached_embeddings(con, model_name)
         vectors = np.zeros((len(papers), dim), dtype=np.float32)
         todo = []
@@ -142,13 +153,28 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
 
         # --- topics + 2-D map ---
         tick = progress("topics+map", 1)
-        assign, xy, topics = build_topics(vectors, [t or p.given_keyphrases for t, p in zip(label_terms, papers,
-                                                                                               strict=True)],
-                                          n_topics=n_topics, seed=seed)
+        prev_model = TopicModel.loads(store.read_model(con, "topics"), model_name)
+        prev_place = {pid: (t, x, y, h == hashes_by_id.get(pid))
+                      for pid, (t, x, y, h) in store.previous_placement(con).items()}
+        res = update_topics([p.id for p in papers], vectors,
+                            [paper_text(p.title, p.abstract or p.digest) for p in papers],
+                            [t or p.given_keyphrases for t, p in zip(label_terms, papers, strict=True)],
+                            previous=prev_model, previous_papers=prev_place,
+                            previous_topics=store.previous_topics(con), n_areas=n_areas, n_topics=n_topics,
+                            refit=refit_topics, seed=seed, embed_model=model_name)
         for i, p in enumerate(papers):
-            p.topic_id = int(assign[i])
-            p.x, p.y = float(xy[i, 0]), float(xy[i, 1])
-        report.n_topics = len(topics)
+            p.topic_id = int(res.topic_id[i])
+            p.topic_confidence = round(float(res.confidence[i]), 4)
+            p.low_confidence = bool(res.low_confidence[i])
+            p.secondary_topic_ids = res.secondary[i]
+            p.x, p.y = float(res.xy[i, 0]), float(res.xy[i, 1])
+        topics = res.topics
+        report.n_topics = sum(t.level == 1 for t in topics)
+        report.n_areas = sum(t.level == 0 for t in topics)
+        report.topic_mode = res.mode
+        report.topics_kept_share = res.kept_share
+        report.n_low_confidence = int(res.low_confidence.sum())
+        report.n_with_secondary = sum(bool(s) for s in res.secondary)
         tick(1)
         stage("topics+map")
 
@@ -156,6 +182,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         store.apply_overrides(papers, store.get_overrides(con))
         store.write_papers(con, papers, dict(zip([p.id for p in papers], hashes, strict=True)))
         store.write_topics(con, topics)
+        store.write_model(con, "topics", res.model.dumps())
         store.set_meta(con, sources=[str(Path(s)) for s in source_paths], embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
                        n_papers=len(papers), acronyms=kx.acronyms)

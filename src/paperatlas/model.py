@@ -71,9 +71,12 @@ class Paper:
         headings it is filed under), ``affiliations`` (one string per author where known), ``extra`` (other
         source fields such as ``gs_citation``).
 
-    Generated fields (filled by ``paperatlas.enrich``)
-        ``tldr`` + ``tldr_method``, ``keyphrases`` + ``keyphrases_method``, ``topic_id``, ``x``/``y`` (2-D map
-        coordinates, unitless).
+    Generated fields (filled by :func:`paperatlas.build.build`)
+        ``tldr`` + ``tldr_method``, ``keyphrases`` + ``keyphrases_method``, ``topic_id`` (the paper's sub-topic,
+        a :class:`Topic` of level 1 whose ``parent_id`` is its area), ``topic_confidence`` (cosine similarity,
+        -1..1, of the paper's topic embedding to its topic's centroid), ``low_confidence`` (True when the paper
+        fits no topic well and was placed in the nearest one), ``secondary_topic_ids`` (other sub-topics it
+        plainly also belongs to, best first), ``x``/``y`` (2-D map coordinates, unitless).
 
     ``id`` is assigned by :func:`paperatlas.dedup.assign_ids` (stable: derived from the normalised title).
     """
@@ -99,6 +102,9 @@ class Paper:
     keyphrases: list[str] = field(default_factory=list)
     keyphrases_method: str = ""
     topic_id: int | None = None
+    topic_confidence: float | None = None
+    low_confidence: bool = False
+    secondary_topic_ids: list[int] = field(default_factory=list)
     x: float | None = None
     y: float | None = None
 
@@ -132,11 +138,12 @@ class Paper:
 
 @dataclass
 class Topic:
-    """A labelled group of papers on the map.
+    """A labelled group of papers on the map: an *area* (``level`` 0, ``parent_id`` None) or a *sub-topic*
+    (``level`` 1, ``parent_id`` = its area's id). Areas and sub-topics share one id space.
 
     ``id`` is stable across rebuilds where membership allows; ``label`` is a human label (1-5 words);
-    ``keyphrases`` the topic's top c-TF-IDF terms; ``x``/``y`` the centroid of its papers on the 2-D map;
-    ``method`` records how it was made (e.g. ``"agglomerative-ward+ctfidf v1"``).
+    ``keyphrases`` the topic's top c-TF-IDF terms; ``size`` its number of papers (an area's is the sum of its
+    sub-topics'); ``x``/``y`` the median of its papers' map coordinates; ``method`` records how it was made.
     """
 
     id: int
@@ -147,3 +154,4 @@ class Topic:
     x: float = 0.0
     y: float = 0.0
     method: str = ""
+    level: int = 1

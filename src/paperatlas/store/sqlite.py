@@ -20,11 +20,12 @@ import numpy as np
 
 from ..model import Paper, Topic
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-_JSON_FIELDS = ("authors", "links", "sources", "given_keyphrases", "sections", "affiliations", "extra", "keyphrases")
+_JSON_FIELDS = ("authors", "links", "sources", "given_keyphrases", "sections", "affiliations", "extra", "keyphrases",
+                "secondary_topic_ids")
 _SCALAR_FIELDS = ("id", "title", "abstract", "venue", "year", "status", "track", "digest", "tldr", "tldr_method",
-                  "keyphrases_method", "topic_id", "x", "y")
+                  "keyphrases_method", "topic_id", "topic_confidence", "low_confidence", "x", "y")
 _PAPER_COLS = _SCALAR_FIELDS + _JSON_FIELDS
 
 SCHEMA = f"""
@@ -32,7 +33,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS papers (
     id TEXT PRIMARY KEY, title TEXT NOT NULL, abstract TEXT, venue TEXT, year INTEGER, status TEXT,
     track TEXT, digest TEXT, tldr TEXT, tldr_method TEXT, keyphrases_method TEXT, topic_id INTEGER,
-    x REAL, y REAL, {", ".join(f"{c} TEXT" for c in _JSON_FIELDS)}, content_hash TEXT
+    topic_confidence REAL, low_confidence INTEGER, x REAL, y REAL,
+    {", ".join(f"{c} TEXT" for c in _JSON_FIELDS)}, content_hash TEXT
 );
 CREATE INDEX IF NOT EXISTS papers_topic ON papers(topic_id);
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -40,8 +42,9 @@ CREATE TABLE IF NOT EXISTS embeddings (
 );
 CREATE TABLE IF NOT EXISTS topics (
     id INTEGER PRIMARY KEY, label TEXT NOT NULL, size INTEGER, keyphrases TEXT, parent_id INTEGER,
-    x REAL, y REAL, method TEXT
+    x REAL, y REAL, method TEXT, level INTEGER
 );
+CREATE TABLE IF NOT EXISTS models (name TEXT PRIMARY KEY, blob BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS overrides (
     paper_id TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL, title TEXT, edited_at TEXT NOT NULL,
     PRIMARY KEY (paper_id, field)
@@ -94,6 +97,7 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
             src = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
             src.backup(con)
             src.close()
+        _migrate(con)
         con.executescript(SCHEMA)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         try:
@@ -109,6 +113,19 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _migrate(con: sqlite3.Connection) -> None:
+    """Bring a copied older atlas to :data:`SCHEMA_VERSION`: the tables a build rewrites anyway (papers, topics,
+    FTS index) are dropped and recreated with the new columns; embeddings and user tables are kept."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # a new, empty file
+        return
+    if row is not None and int(row[0]) < SCHEMA_VERSION:
+        for table in ("papers", "topics", "papers_fts"):
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.commit()
 
 
 #: Tables written by the reader (never by a build): copied again from the live atlas just before a rebuilt copy
@@ -167,9 +184,12 @@ def apply_overrides(papers: list[Paper], overrides: dict[str, dict[str, object]]
 
 
 def _row_to_paper(row: sqlite3.Row) -> Paper:
-    d = {k: row[k] for k in _SCALAR_FIELDS}
+    cols = set(row.keys())  # an atlas built by an older version lacks the newer columns
+    d = {k: row[k] for k in _SCALAR_FIELDS if k in cols}
     for k in _JSON_FIELDS:
-        d[k] = json.loads(row[k]) if row[k] else ([] if k != "extra" else {})
+        if k in cols:
+            d[k] = json.loads(row[k]) if row[k] else ([] if k != "extra" else {})
+    d["low_confidence"] = bool(d.get("low_confidence"))
     return Paper.from_dict(d)
 
 
@@ -195,9 +215,51 @@ def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
     """Replace the atlas's topics."""
     con.execute("DELETE FROM topics")
     con.executemany(
-        "INSERT INTO topics (id, label, size, keyphrases, parent_id, x, y, method) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(t.id, t.label, t.size, json.dumps(t.keyphrases), t.parent_id, t.x, t.y, t.method) for t in topics],
+        "INSERT INTO topics (id, label, size, keyphrases, parent_id, x, y, method, level) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(t.id, t.label, t.size, json.dumps(t.keyphrases), t.parent_id, t.x, t.y, t.method, t.level)
+         for t in topics],
     )
+
+
+def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
+    """The stored blob called ``name`` (e.g. the pickled topic model), or None."""
+    try:
+        row = con.execute("SELECT blob FROM models WHERE name = ?", (name,)).fetchone()
+    except sqlite3.OperationalError:  # an atlas made before the models table
+        return None
+    return bytes(row[0]) if row else None
+
+
+def write_model(con: sqlite3.Connection, name: str, blob: bytes) -> None:
+    """Store ``blob`` under ``name`` (replacing any previous one)."""
+    con.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (name, blob))
+
+
+def previous_placement(con: sqlite3.Connection) -> dict[str, tuple[int | None, float | None, float | None, str]]:
+    """``paper_id -> (topic_id, x, y, content_hash)`` as the atlas held them before this build rewrites them
+    (empty for a new atlas)."""
+    try:
+        rows = con.execute("SELECT id, topic_id, x, y, content_hash FROM papers").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {r[0]: (r[1], r[2], r[3], r[4] or "") for r in rows}
+
+
+def previous_topics(con: sqlite3.Connection) -> dict[int, Topic]:
+    """The topics (areas and sub-topics) the atlas held before this build rewrites them."""
+    try:
+        rows = con.execute("SELECT * FROM topics").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {r["id"]: _row_to_topic(r) for r in rows}
+
+
+def _row_to_topic(r: sqlite3.Row) -> Topic:
+    cols = set(r.keys())
+    return Topic(id=r["id"], label=r["label"], size=r["size"] or 0, keyphrases=json.loads(r["keyphrases"] or "[]"),
+                 parent_id=r["parent_id"], x=r["x"] or 0.0, y=r["y"] or 0.0, method=r["method"] or "",
+                 level=r["level"] if "level" in cols and r["level"] is not None else 1)
 
 
 def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[str, np.ndarray]]:
@@ -242,9 +304,7 @@ class Atlas:
         self.by_id = {p.id: p for p in self.papers}
         self.topics: dict[int, Topic] = {}
         for r in self.con.execute("SELECT * FROM topics ORDER BY id"):
-            self.topics[r["id"]] = Topic(id=r["id"], label=r["label"], size=r["size"] or 0,
-                                         keyphrases=json.loads(r["keyphrases"] or "[]"), parent_id=r["parent_id"],
-                                         x=r["x"] or 0.0, y=r["y"] or 0.0, method=r["method"] or "")
+            self.topics[r["id"]] = _row_to_topic(r)
         rows = self.con.execute("SELECT paper_id, model, vector FROM embeddings").fetchall()
         vec = {r[0]: np.frombuffer(r[2], dtype=np.float32) for r in rows}
         self.embed_model = rows[0][1] if rows else ""
@@ -260,3 +320,20 @@ class Atlas:
         """The label of ``topic_id`` or ``""``."""
         t = self.topics.get(topic_id) if topic_id is not None else None
         return t.label if t else ""
+
+    def area_of(self, topic_id: int | None) -> Topic | None:
+        """The area (level-0 topic) that ``topic_id`` belongs to: its parent, or itself when it is an area (or
+        when the atlas predates areas); None for no topic."""
+        t = self.topics.get(topic_id) if topic_id is not None else None
+        if t is None:
+            return None
+        return self.topics.get(t.parent_id, t) if t.parent_id is not None else t
+
+    def areas(self) -> list[Topic]:
+        """Level-0 topics, largest first (every topic when the atlas has no hierarchy)."""
+        tops = [t for t in self.topics.values() if t.level == 0] or list(self.topics.values())
+        return sorted(tops, key=lambda t: (-t.size, t.id))
+
+    def subtopics(self, area_id: int) -> list[Topic]:
+        """The sub-topics of area ``area_id``, largest first."""
+        return sorted((t for t in self.topics.values() if t.parent_id == area_id), key=lambda t: (-t.size, t.id))
