@@ -101,9 +101,12 @@ def test_search_open_paper_follow_related_and_map_in_chromium(server, browser, t
 
     page.goto(server + "/")
     # the overview shows the map: one point per paper, each with a hover title, and topic labels
-    assert page.locator("svg.map circle.pt").count() == 60
-    assert any("Net-DNF" in t for t in page.locator("svg.map circle.pt title").all_text_contents())
-    assert page.locator("svg.map text.tlabel").count() >= 2
+    page.wait_for_selector("#atlasmap[data-ready='1']", timeout=30_000)
+    hover = page.evaluate("""() => document.getElementById('atlasmap').atlasMap.gd.data
+        .filter(t => t.name !== 'matches').flatMap(t => t.hovertext)""")
+    assert len(hover) == 60
+    assert any("Net-DNF" in t for t in hover)
+    assert page.locator("#atlasmap .annotation").count() >= 2
 
     page.fill("input[name=q]", "certified robustness of deep networks")
     page.check("input[name=status][value=Poster]")

@@ -49,6 +49,9 @@ class BuildReport:
     #: share of the papers already in the atlas that keep their topic id (None on a first build)
     topics_kept_share: float | None = None
     n_low_confidence: int = 0
+    #: topic id -> why its generated label was not used (only with a label backend)
+    labels_rejected: dict[int, str] = field(default_factory=dict)
+    n_labels_generated: int = 0
     n_with_secondary: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     peak_rss_mib: float = 0.0
@@ -71,7 +74,8 @@ def _peak_rss_mib() -> float:
 def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[str | None] | None = None,
           venue: str | None = None, year: int | None = None, n_topics: int | None = None,
           embedder: Embedder | None = None, progress: ProgressFactory = _no_progress, seed: int = 42,
-          tldr_backend=None, n_areas: int | None = None, refit_topics: bool = False) -> BuildReport:
+          tldr_backend=None, n_areas: int | None = None, refit_topics: bool = False,
+          label_backend=None) -> BuildReport:
     """Build (or rebuild) the atlas at ``db`` from ``source_paths``; the atlas then holds exactly these sources.
 
     ``formats`` gives a reader name per source (``None`` = detect); ``venue``/``year`` fill listings that do not
@@ -79,7 +83,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
     extractive default; each is checked against its abstract and falls back to the extractive one when it fails
     (recorded in ``tldr_method``). ``n_areas``/``n_topics`` ask for that many areas/sub-topics (default: by corpus
     size, see :mod:`paperatlas.topics`); when the atlas already has topics, a rebuild that adds few papers updates
-    them (ids, labels and map positions kept) unless ``refit_topics`` or a size is given.
+    them (ids, labels and map positions kept) unless ``refit_topics`` or a size is given. ``label_backend`` (a
+    TL;DR backend with ``complete``) rewrites new or changed topic labels (:mod:`paperatlas.label_llm`).
     Raises :class:`paperatlas.model.SourceError` for unreadable input (before
     anything is written) and :class:`paperatlas.embed.EmbedderUnavailable` when the model package is missing.
     """
@@ -156,11 +161,12 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         prev_model = TopicModel.loads(store.read_model(con, "topics"), model_name)
         prev_place = {pid: (t, x, y, h == hashes_by_id.get(pid))
                       for pid, (t, x, y, h) in store.previous_placement(con).items()}
+        old_topics = store.previous_topics(con)
         res = update_topics([p.id for p in papers], vectors,
                             [paper_text(p.title, p.abstract or p.digest) for p in papers],
                             [t or p.given_keyphrases for t, p in zip(label_terms, papers, strict=True)],
                             previous=prev_model, previous_papers=prev_place,
-                            previous_topics=store.previous_topics(con), n_areas=n_areas, n_topics=n_topics,
+                            previous_topics=old_topics, n_areas=n_areas, n_topics=n_topics,
                             refit=refit_topics, seed=seed, embed_model=model_name)
         for i, p in enumerate(papers):
             p.topic_id = int(res.topic_id[i])
@@ -169,6 +175,24 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
             p.secondary_topic_ids = res.secondary[i]
             p.x, p.y = float(res.xy[i, 0]), float(res.xy[i, 1])
         topics = res.topics
+        for t in topics:  # a label kept from the last build keeps its provenance (e.g. a generated label)
+            if t.id in old_topics and old_topics[t.id].label == t.label:
+                t.method = old_topics[t.id].method or t.method
+        if label_backend is not None:
+            from .label_llm import rewrite_labels
+
+            central = sorted(range(len(papers)), key=lambda i: -float(res.confidence[i]))
+            titles: dict[int, list[str]] = {}
+            for i in central:
+                tid = papers[i].topic_id
+                area = next((t.parent_id for t in topics if t.id == tid), None)
+                for key in (tid, area):
+                    if key is not None:
+                        titles.setdefault(key, []).append(papers[i].title)
+            fresh = {t.id for t in topics if t.id not in old_topics or old_topics[t.id].label != t.label}
+            report.labels_rejected = rewrite_labels(label_backend, topics, titles, only=fresh,
+                                                    progress=progress("topic labels", len(fresh)))
+            report.n_labels_generated = sum(t.id in fresh and "; label by " in t.method for t in topics)
         report.n_topics = sum(t.level == 1 for t in topics)
         report.n_areas = sum(t.level == 0 for t in topics)
         report.topic_mode = res.mode

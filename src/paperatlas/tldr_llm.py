@@ -99,11 +99,22 @@ class OpenAIChatBackend:
         self.method = f"openai:{model}@{self.base_url}"
 
     def request_body(self, title: str, abstract: str) -> dict:
-        return {"model": self.model, "messages": messages_for(title, abstract), "temperature": self.temperature,
-                "max_tokens": self.max_tokens, "stream": False}
+        """The JSON body of a TL;DR request."""
+        return self.chat_body(messages_for(title, abstract))
+
+    def chat_body(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> dict:
+        """The JSON body of a chat-completions request for ``messages``."""
+        return {"model": self.model, "messages": messages, "temperature": self.temperature,
+                "max_tokens": max_tokens or self.max_tokens, "stream": False}
 
     def generate(self, title: str, abstract: str) -> str:
-        data = json.dumps(self.request_body(title, abstract)).encode("utf-8")
+        """A TL;DR of the paper (raw model answer). Raises :class:`BackendError`."""
+        return self.complete(messages_for(title, abstract))
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
+        """The model's answer to chat ``messages`` (also used to rewrite topic labels). Raises
+        :class:`BackendError` (connection, HTTP status, malformed or empty answer), naming the URL."""
+        data = json.dumps(self.chat_body(messages, max_tokens)).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -174,9 +185,14 @@ class SmolLM2Backend:
             raise BackendError(f"SmolLM2 backend: cannot load {self.model_path}: {e}", short="model load") from e
 
     def generate(self, title: str, abstract: str) -> str:
+        """A TL;DR of the paper (raw model answer). Raises :class:`BackendError`."""
+        return self.complete(messages_for(title, abstract))
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
+        """The model's answer to chat ``messages`` (greedy). Raises :class:`BackendError`."""
         try:
-            out = self._llm.create_chat_completion(messages=messages_for(title, abstract), temperature=0.0,
-                                                   top_k=1, seed=self.seed, max_tokens=self.max_tokens)
+            out = self._llm.create_chat_completion(messages=messages, temperature=0.0, top_k=1, seed=self.seed,
+                                                   max_tokens=max_tokens or self.max_tokens)
             content = out["choices"][0]["message"]["content"]
         except Exception as e:  # noqa: BLE001
             raise BackendError(f"SmolLM2 backend: generation failed: {e}", short="generation failed") from e

@@ -10,7 +10,12 @@ Each format is a module with ``render(papers, topics, related, title) -> str``, 
 ``csv``
     one row per paper with the main fields (:mod:`.csv_out`);
 ``bibtex``
-    one BibTeX entry per paper, written with bibtexparser (:mod:`.bibtex_out`).
+    one BibTeX entry per paper, written with bibtexparser (:mod:`.bibtex_out`);
+``topics-md``
+    the topic pages in Markdown: table of contents (areas → sub-topics), then per sub-topic its keyphrases,
+    nearest topics and papers Oral → Spotlight → Poster (:mod:`.topics_md`);
+``map``
+    one self-contained interactive HTML map (Plotly.js inlined; works from ``file://``) (:mod:`.map_html`).
 
 :func:`render` returns the text; :func:`publish` writes it atomically (a failed render or write leaves any
 previous file at the path untouched).
@@ -25,7 +30,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..model import Paper, Topic
-from . import awesome_md, bibtex_out, csv_out, json_out
+from . import awesome_md, bibtex_out, csv_out, json_out, map_html, topics_md
 
 #: A publisher: ``render(papers, topics, related, title) -> str``.
 Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
@@ -36,6 +41,8 @@ FORMATS: dict[str, Renderer] = {
     "json": json_out.render,
     "csv": csv_out.render,
     "bibtex": bibtex_out.render,
+    "map": map_html.render,
+    "topics-md": topics_md.render,
 }
 
 __all__ = ["FORMATS", "publish", "render"]
@@ -46,11 +53,11 @@ def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: 
     """Render ``papers`` in format ``fmt`` and return the text.
 
     Arguments
-        ``fmt``: a key of :data:`FORMATS` (``awesome-md``, ``json``, ``csv``, ``bibtex``);
+        ``fmt``: a key of :data:`FORMATS` (``awesome-md``, ``json``, ``csv``, ``bibtex``, ``map``);
         ``papers``: the papers to publish; ``topics``: the atlas's topics (labels, sections; a list, or a dict
         ``{id: Topic}``);
         ``related``: paper id -> ids of related papers (``None`` for none); ``title``: document title where the
-        format has one (awesome-md), else ignored.
+        format has one (awesome-md, map), else ignored.
 
     Raises ``ValueError`` naming the known formats when ``fmt`` is not one of them; renderer errors propagate.
     """

@@ -2,70 +2,21 @@
 
 from __future__ import annotations
 
-import colorsys
+import hashlib
+import json
 import threading
 from pathlib import Path
 
-from flask import Flask, abort, jsonify, redirect, render_template, request, url_for
+from flask import Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
 
+from ..atlasmap import map_payload, plotly_js_path, topic_color
 from ..keyphrases import concept_key
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
 
 STATUSES = ("Oral", "Spotlight", "Poster")
 
-
-def topic_color(topic_id: int | None) -> str:
-    """A distinct, readable colour per topic (golden-angle hue steps), as ``#rrggbb``; grey for no topic."""
-    if topic_id is None:
-        return "#999999"
-    h = (topic_id * 0.618033988749895) % 1.0
-    r, g, b = colorsys.hls_to_rgb(h, 0.45, 0.65)
-    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
-
-
-class MapView:
-    """Paper coordinates scaled into an SVG viewport of ``width`` × ``height`` pixels (with a margin)."""
-
-    def __init__(self, atlas: Atlas, width: int = 960, height: int = 640, margin: int = 20):
-        pts = [(p.x, p.y) for p in atlas.papers if p.x is not None]
-        self.width, self.height = width, height
-        if pts:
-            xs, ys = zip(*pts, strict=True)
-            self.x0, self.x1, self.y0, self.y1 = min(xs), max(xs), min(ys), max(ys)
-        else:
-            self.x0 = self.y0 = 0.0
-            self.x1 = self.y1 = 1.0
-        self.margin = margin
-
-    def label_xy(self, x: float, y: float, label: str, char_px: float = 6.2) -> tuple[float, float]:
-        """Like calling the view, but keeps a centred label of ~``char_px`` pixels per character inside it."""
-        px, py = self(x, y)
-        half = len(label) * char_px / 2
-        return (round(min(max(px, half + 2), self.width - half - 2), 1), py)
-
-    def place_labels(self, topics: list, char_px: float = 6.2, line_px: float = 14.0) -> list[dict]:
-        """Topic label marks (``id``, ``label``, ``xy``, ``color``), placed greedily in the given order (largest
-        topics first): a label that would overlap one already placed is moved up or down by whole lines."""
-        placed: list[tuple[float, float, float]] = []  # (x centre, y baseline, half width)
-        marks = []
-        for t in topics:
-            x, y0 = self.label_xy(t.x, t.y, t.label, char_px)
-            half = len(t.label) * char_px / 2
-            y = y0
-            for step in (0, 1, -1, 2, -2, 3, -3, 4, -4):
-                y = min(max(y0 + step * line_px, line_px), self.height - 4)
-                if all(abs(x - px) >= half + ph + 4 or abs(y - py) >= line_px for px, py, ph in placed):
-                    break
-            placed.append((x, y, half))
-            marks.append({"id": t.id, "label": t.label, "xy": (x, round(y, 1)), "color": topic_color(t.id)})
-        return marks
-
-    def __call__(self, x: float, y: float) -> tuple[float, float]:
-        sx = (x - self.x0) / ((self.x1 - self.x0) or 1.0)
-        sy = (y - self.y0) / ((self.y1 - self.y0) or 1.0)
-        return (round(self.margin + sx * (self.width - 2 * self.margin), 1),
-                round(self.height - self.margin - sy * (self.height - 2 * self.margin), 1))
+__all__ = ["STATUSES", "create_app", "topic_color"]
 
 
 def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
@@ -94,10 +45,11 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     def embed_query(q: str):
         return state["embedder"].encode([q])[0]
 
-    mapview = MapView(atlas)
-    points = [{"id": p.id, "title": p.title, "topic": atlas.topic_label(p.topic_id), "color": topic_color(p.topic_id),
-               "xy": mapview(p.x, p.y)} for p in atlas.papers if p.x is not None]
-    topic_marks = mapview.place_labels(sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id)))
+    def map_args(compact: bool) -> dict:
+        """Template arguments of ``_map.html`` (the interactive map, drawn by static/atlasmap.js)."""
+        return {"map_compact": compact, "map_paper_href": url_for("paper", pid="__ID__"),
+                "map_topic_href": url_for("topic", tid=987654321).replace("987654321", "__ID__")}
+
     kp_count: dict[str, int] = {}
     for p in atlas.papers:
         for k in {concept_key(k) for k in p.keyphrases + p.given_keyphrases}:
@@ -107,6 +59,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     @app.context_processor
     def globals_():
         return {"atlas": atlas, "topic_color": topic_color, "topics_sorted": topics_sorted,
+                "area_color": lambda tid: topic_color(getattr(atlas.area_of(tid), "id", tid)),
                 "kp_count": lambda k: kp_count.get(concept_key(k), 0), "n_papers": len(atlas.papers),
                 "statuses": STATUSES}
 
@@ -133,7 +86,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     def index():
         q, hits, mode, searched = run_search()
         return render_template("index.html", q=q, hits=hits, mode=mode, searched=searched, args=request.args,
-                               points=points, topic_marks=topic_marks, map=mapview)
+                               **map_args(compact=True))
 
     @app.get("/api/search")
     def api_search():
@@ -175,17 +128,46 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
 
     @app.get("/topic/<int:tid>")
     def topic(tid: int):
+        from ..search import nearest_topics, topic_members
+
         t = atlas.topics.get(tid)
         if t is None:
             abort(404)
-        order = {s: i for i, s in enumerate(STATUSES)}
-        members = sorted((p for p in atlas.papers if p.topic_id == tid),
-                         key=lambda p: (order.get(p.status, len(order)), p.title.lower()))
-        return render_template("topic.html", t=t, members=members)
+        members, also = topic_members(atlas, tid)
+        kp_members = members + also
+        return render_template("topic.html", t=t, members=members, also=also,
+                               area=atlas.topics.get(t.parent_id) if t.parent_id is not None else None,
+                               subtopics=atlas.subtopics(tid), nearest=nearest_topics(atlas, tid, k=5),
+                               n_status={s: sum(p.status == s for p in kp_members) for s in STATUSES})
 
     @app.get("/map")
     def map_page():
-        return render_template("map.html", points=points, topic_marks=topic_marks, map=mapview)
+        return render_template("map.html", **map_args(compact=False))
+
+    map_cache: dict = {}
+
+    @app.get("/api/map")
+    def map_data():
+        """The map's data (:func:`paperatlas.atlasmap.map_payload`) as compact JSON with an ETag. It is rebuilt
+        only when a paper's TL;DR or keyphrases changed (the fields an edit can change while the app runs)."""
+        key = hash(tuple((p.tldr, tuple(p.keyphrases)) for p in atlas.papers))
+        if map_cache.get("key") != key:
+            body = json.dumps(map_payload(atlas.papers, atlas.topics), ensure_ascii=False,
+                              separators=(",", ":"), allow_nan=False).encode("utf-8")
+            map_cache.update(key=key, body=body, etag=hashlib.sha1(body).hexdigest()[:20])
+        resp = Response(map_cache["body"], mimetype="application/json")
+        resp.set_etag(map_cache["etag"])
+        resp.headers["Cache-Control"] = "no-cache"  # revalidate: an edit changes the ETag
+        return resp.make_conditional(request)
+
+    @app.get("/vendor/plotly.min.js")
+    def plotly_js():
+        """Plotly.js as bundled in the installed ``plotly`` package (never a CDN)."""
+        try:
+            path = plotly_js_path()
+        except FileNotFoundError as e:
+            abort(500, str(e))
+        return send_file(path, mimetype="text/javascript", max_age=7 * 24 * 3600)
 
     @app.errorhandler(404)
     def not_found(_e):

@@ -1,0 +1,101 @@
+"""Optional generative rewriting of topic labels (``build --label-backend openai|smollm2``).
+
+The extractive c-TF-IDF label (:mod:`paperatlas.topics`) stays the default. With a backend (the same
+OpenAI-compatible endpoint or bundled SmolLM2 as the generative TL;DRs, :mod:`paperatlas.tldr_llm`), each topic's
+label is rewritten from its extractive label, top keyphrases and a few of its paper titles. An answer is used only
+when it is a name a curator would write and the topic's own words support it (:func:`acceptable`); otherwise the
+extractive label stays. The method string of a rewritten topic ends with ``"; label by <backend method>"``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .keyphrases import STOP, norm_word
+from .model import Topic
+from .text import word_tokens
+
+SYSTEM_PROMPT = (
+    "You name research topics for a conference programme, like a curator writing a table of contents. Reply with "
+    "ONE topic name of 1 to 5 words in sentence case (e.g. 'Lottery tickets and pruning', 'Neural tangent kernel "
+    "theory', 'Offline reinforcement learning'). Use the field's standard terms. No quotes, no punctuation at the "
+    "end, no explanation."
+)
+#: the most words an accepted label may have
+MAX_WORDS = 5
+#: share of an answer's content words that must occur in the topic's keyphrases or titles
+MIN_SUPPORT = 0.6
+
+
+def label_messages(label: str, keyphrases: list[str], titles: list[str]) -> list[dict[str, str]]:
+    """The chat messages asking for a better name of one topic (at most 8 titles are shown)."""
+    lines = "\n".join(f"- {t}" for t in titles[:8])
+    user = (f"Current name: {label}\nTop keyphrases: {'; '.join(keyphrases[:10])}\nSome papers:\n{lines}\n\n"
+            "Topic name (1-5 words):")
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def clean_label(answer: str) -> str:
+    """The first line of a model answer without quotes, a leading ``Current name:``, anything before a colon, a
+    trailing parenthesis and trailing punctuation, in sentence case."""
+    line = next((x for x in (answer or "").splitlines() if x.strip()), "").strip()
+    line = re.sub(r"^((current|new|better|suggested|topic)\s+)*(name|label|topic)\s*[:\-]\s*", "", line, flags=re.I)
+    if ":" in line:  # "Attention: Reinforcement learning" - the name is what follows the colon
+        line = line.rsplit(":", 1)[1]
+    line = re.sub(r"\s*\([^)]*\)\s*$", "", line.strip(" \"'`*_.;:!"))  # a trailing "(GANs)"
+    line = line.strip(" \"'`*_.;:!").strip()
+    return line[:1].upper() + line[1:] if line else ""
+
+
+def acceptable(label: str, keyphrases: list[str], titles: list[str], taken: set[str]) -> tuple[bool, str]:
+    """Is ``label`` usable? Returns ``(ok, reason)``: 1-5 words, no digits-only or generic filler, not already
+    used by another topic (case-insensitive), and at least :data:`MIN_SUPPORT` of its content words found in the
+    topic's keyphrases and titles (so the model cannot name a topic after something its papers do not say)."""
+    words = label.split()
+    if not words:
+        return False, "empty"
+    if len(words) > MAX_WORDS:
+        return False, f"{len(words)} words"
+    if label.casefold() in taken:
+        return False, "duplicate"
+    evidence = {norm_word(w) for text in [*keyphrases, *titles] for w in word_tokens(text)}
+    content = [norm_word(w) for w in word_tokens(label) if w.lower() not in STOP and len(w) > 2]
+    if not content:
+        return False, "no content words"
+    support = sum(w in evidence for w in content) / len(content)
+    if support < MIN_SUPPORT:
+        return False, f"unsupported words ({support:.0%} found)"
+    return True, "ok"
+
+
+def rewrite_labels(backend, topics: list[Topic], titles: dict[int, list[str]], only: set[int] | None = None,
+                   progress=None) -> dict[int, str]:
+    """Rewrite the labels of ``topics`` in place with ``backend`` (has ``complete(messages, max_tokens)`` and
+    ``method``); ``titles`` maps topic id to its papers' titles (most central first); ``only`` limits the rewrite
+    to these topic ids (labels kept from an earlier build are not rewritten). Returns ``topic id -> reason`` for
+    every topic whose answer was rejected or whose backend call failed (the extractive label then stays).
+    ``progress(n)`` is called after each topic."""
+    from .tldr_llm import BackendError
+
+    taken = {t.label.casefold() for t in topics}
+    rejected: dict[int, str] = {}
+    for t in topics:
+        if only is not None and t.id not in only:
+            continue
+        try:
+            answer = clean_label(backend.complete(label_messages(t.label, t.keyphrases, titles.get(t.id, [])),
+                                                  max_tokens=16))
+        except BackendError as e:
+            rejected[t.id] = e.short
+        else:
+            ok, why = acceptable(answer, t.keyphrases, titles.get(t.id, []), taken - {t.label.casefold()})
+            if ok and answer.casefold() != t.label.casefold():
+                taken.discard(t.label.casefold())
+                taken.add(answer.casefold())
+                t.label = answer
+                t.method = f"{t.method}; label by {backend.method}"
+            elif not ok:
+                rejected[t.id] = why
+        if progress:
+            progress(1)
+    return rejected
