@@ -75,7 +75,7 @@ def test_failed_build_leaves_previous_atlas_unchanged(copy_atlas, monkeypatch):
     def boom(*_a, **_k):
         raise RuntimeError("simulated crash in the topic stage")
 
-    monkeypatch.setattr(build_mod, "build_topics", boom)
+    monkeypatch.setattr(build_mod, "update_topics", boom)
     with pytest.raises(RuntimeError, match="simulated crash"):
         build([FIXTURES / "colm2024_head.json"], db)
     assert _digest(db) == digest

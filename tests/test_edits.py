@@ -55,13 +55,13 @@ def test_edit_shows_at_once_survives_rebuild_and_is_published(copy_atlas, tmp_pa
 def test_edit_made_while_a_build_runs_is_not_lost(copy_atlas, monkeypatch):
     db = copy_atlas()
     pid = next(p.id for p in Atlas(db).papers if p.title == NET_DNF)
-    real = build_mod.build_topics
+    real = build_mod.update_topics
 
     def topics_with_a_concurrent_edit(*a, **k):
         edit_paper(db, pid, tldr=MY_TLDR)  # the reader edits the live atlas mid-build
         return real(*a, **k)
 
-    monkeypatch.setattr(build_mod, "build_topics", topics_with_a_concurrent_edit)
+    monkeypatch.setattr(build_mod, "update_topics", topics_with_a_concurrent_edit)
     build([SAMPLE], db, venue="ICLR 2021", year=2021)
     con = Atlas(db).con
     assert con.execute("SELECT count(*) FROM overrides WHERE paper_id = ?", (pid,)).fetchone()[0] == 1

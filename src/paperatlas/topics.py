@@ -92,13 +92,18 @@ class TextSpace:
         return int(self.svd.n_components) if self.svd is not None else 0
 
 
+#: vocabulary cap of the TF-IDF (most frequent terms); keeps the stored LSA model small (256 × 20,000 float32)
+MAX_TFIDF_FEATURES = 20_000
+
+
 def tfidf_vectorizer():
     """The TF-IDF settings shared by the topic embedding and the TF-IDF baseline of ``eval topics``: sublinear
-    tf, English stop words, ``min_df=2``, ``max_df=0.5``, L2-normalised rows (scikit-learn)."""
+    tf, English stop words, unigrams + bigrams, ``min_df=2``, ``max_df=0.5``, at most
+    :data:`MAX_TFIDF_FEATURES` terms, L2-normalised rows (scikit-learn)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2, max_df=0.5, ngram_range=(1, 2),
-                           dtype=np.float32)
+                           max_features=MAX_TFIDF_FEATURES, dtype=np.float32)
 
 
 def fit_text_space(texts: Sequence[str], seed: int = 42) -> TextSpace:
@@ -117,6 +122,7 @@ def fit_text_space(texts: Sequence[str], seed: int = 42) -> TextSpace:
     if k < 2:
         return TextSpace()
     svd = TruncatedSVD(n_components=k, random_state=seed).fit(tf)
+    svd.components_ = svd.components_.astype(np.float32)  # half the stored size; transform is unchanged
     return TextSpace(vec, svd)
 
 
@@ -294,12 +300,6 @@ def fit_layout(x: np.ndarray, seed: int = 42):
     reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, metric="cosine",
                         random_state=seed, n_jobs=1, init="spectral" if n > 20 else "random")
     return reducer.fit_transform(x).astype(np.float32), reducer
-
-
-def layout_2d(vectors: np.ndarray, seed: int = 42) -> np.ndarray:
-    """2-D map coordinates ``(n_papers, 2)`` float32 (unitless) of ``(n_papers, dim)`` vectors (see
-    :func:`fit_layout`)."""
-    return fit_layout(vectors, seed=seed)[0]
 
 
 def place_new(reducer, x_new: np.ndarray, x_old: np.ndarray, xy_old: np.ndarray) -> np.ndarray:
@@ -713,13 +713,3 @@ def _dedupe_labels(topics: list[Topic]) -> None:
         if key in seen:
             t.label = f"{t.label} ({t.id})"
         seen.add(t.label.casefold())
-
-
-def build_topics(vectors: np.ndarray, keyphrases: list[list[str]], n_topics: int | None = None,
-                 seed: int = 42, texts: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray, list[Topic]]:
-    """Cluster, label and lay out papers in one go (no previous atlas): ``(sub-topic id per paper (n,) int,
-    coordinates (n, 2) float32, topics)``; ``texts`` (title + abstract) add the lexical half of the embedding."""
-    ids = [str(i) for i in range(len(vectors))]
-    r = update_topics(ids, vectors, list(texts) if texts is not None else [""] * len(vectors), keyphrases,
-                      n_topics=n_topics, seed=seed)
-    return r.topic_id, r.xy, r.topics
