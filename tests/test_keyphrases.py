@@ -197,3 +197,23 @@ def test_one_papers_acronym_does_not_rename_a_common_one():
     assert "controllable counterfactuals" in kx.extract(coco.title, _text(coco))
     vit = next(p for p in papers if p.title.startswith("An Image is Worth 16x16 Words"))
     assert not any("x16" in k for k in kx.extract(vit.title, _text(vit)))  # "16x16" is no word
+
+
+def test_lowercase_word_is_not_read_as_an_acronym():
+    # two ICLR 2021 abstracts define MAP as maximum a posteriori; LiftPool and Unbiased Teacher only say "feature
+    # map" and "mAP" (mean average precision): neither may get the keyphrase "maximum a posteriori"
+    docs = [
+        ("Bayesian inference for deep nets", "We study maximum a posteriori (MAP) estimation of network weights. "
+         "MAP estimates are cheap."),
+        ("Sparse priors", "A maximum a posteriori (MAP) estimator with sparse priors. We compare MAP and MCMC."),
+        ("LiftPool: Bidirectional ConvNet Pooling", "Pooling downsamples a feature map. LiftPool decomposes a "
+         "feature map into various downsized sub-bands and recovers the map by up-pooling."),
+        ("Unbiased Teacher for Semi-Supervised Object Detection", "Unbiased Teacher achieves 6.8 absolute mAP "
+         "improvement on COCO-standard object detection with pseudo-labeling."),
+    ]
+    kx = KeyphraseExtractor().fit(docs)
+    assert kx.acronyms.get("MAP") == "maximum a posteriori"
+    assert "maximum a posteriori" in [concept_key(k) for k in kx.extract(*docs[0])] or \
+        any("posteriori" in k for k in kx.extract(*docs[0]))
+    for title, abstract in docs[2:]:
+        assert not any("posteriori" in k for k in kx.extract(title, abstract)), title

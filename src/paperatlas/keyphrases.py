@@ -243,6 +243,13 @@ def _long_form(short: str, before: str) -> str | None:
     return long.strip("-")
 
 
+def _written_as_acronym(phrase: str) -> bool:
+    """Whether a candidate is written like an acronym: a capital followed by at least one more capital
+    (``MAP``, ``NTK``, ``GANs``, ``ViT``), not ``map`` or ``mAP``."""
+    p = phrase.strip()
+    return len(p) >= 2 and p[0].isupper() and any(c.isupper() for c in p[1:])
+
+
 def find_acronyms(text: str) -> list[tuple[str, str]]:
     """``(ACRONYM, long form)`` for each ``long form (ACRONYM)`` definition in ``text``."""
     out = []
@@ -331,6 +338,8 @@ class KeyphraseExtractor:
 
     def _key(self, phrase: str, local: dict[str, str] | None = None) -> str:
         k = concept_key(phrase)
+        if not _written_as_acronym(phrase):  # "feature map" or "mAP" is not "MAP" (maximum a posteriori)
+            return k
         if local and k in local:
             return local[k]
         return self._acr_key.get(k, k)

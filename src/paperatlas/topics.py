@@ -357,13 +357,14 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         scored = [(sc, k) for sc, _, k in sorted(
             ((f * math.log(1 + avg / total[k]) * (1 + 0.3 * (len(k.split()) > 1)), len(k.split()), k)
              for k, f in tf[t].items()), reverse=True)]
-        support = max(2, round(0.05 * size)) if size >= 6 else 1
+        support = max(2, round(0.08 * size)) if size >= 6 else 1
         good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
         top_terms = [_display(forms, k) for k in good[:max_terms]]
         weight = {k: sc for sc, k in scored}
         label = ""
         free = [_extend(k, tf[t], forms) for k in good
-                if k not in taken and _labelable(k, total[k] / n_papers, max_df) and not _tail_fragment(k, tf[t])]
+                if k not in taken and _labelable(k, total[k] / n_papers, max_df) and not _tail_fragment(k, tf[t])
+                and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken)]
         free = [k for k in dict.fromkeys(free) if k and k not in taken]
         if free:
             # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
