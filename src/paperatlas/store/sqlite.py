@@ -105,6 +105,10 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
             con.commit()
             if target.is_file():
                 _carry_user_tables(target, con)
+            # a rebuild rewrites most tables: give the freed pages back so the file does not grow build by build
+            free = con.execute("PRAGMA freelist_count").fetchone()[0]
+            if free > 0.25 * con.execute("PRAGMA page_count").fetchone()[0]:
+                con.execute("VACUUM")
         finally:
             con.close()
         with open(tmp, "rb+") as f:
