@@ -3,8 +3,9 @@
 Usage:
     python scripts/screenshots.py ATLAS.db [--out docs]
 
-Writes ``docs/screenshot.png`` (the start page: search, map, areas) and ``docs/map.png`` (the map page with a
-search highlight and the sub-topic labels of a zoomed-in view next to the full map with area labels). Serves the
+Writes ``docs/screenshot.png`` (the start page: search, map, areas), ``docs/map.png`` (the map page, area labels),
+``docs/map-search.png`` (papers matching ``--query`` highlighted) and ``docs/map-zoom.png`` (zoomed in: sub-topic
+labels). Serves the
 atlas on a free local port with waitress; needs ``/usr/bin/chromium``.
 """
 
