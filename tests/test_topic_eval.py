@@ -178,3 +178,19 @@ def test_cli_prints_both_tables():
         assert f"\n{row}" in res.output, row
     assert "NMI" in res.output and "10-NN acc" in res.output
     assert "NMI above BERTopic: " in res.output and "10-NN beats TF-IDF and MiniLM: " in res.output
+
+
+def test_aggregate_gives_mean_and_sd_over_seeds_and_keeps_errors():
+    from paperatlas.eval.topic_eval import aggregate, format_table
+
+    runs = [[{"method": "ours", "n_topics": 8, "no_topic": 0.0, "nmi": 0.6, "ari": 0.4, "seconds": 1.0},
+             {"method": "BERTopic (default)", "error": "ValueError: tiny"}],
+            [{"method": "ours", "n_topics": 8, "no_topic": 0.0, "nmi": 0.5, "ari": 0.2, "seconds": 3.0},
+             {"method": "BERTopic (default)", "n_topics": 3, "no_topic": 0.5, "nmi": 0.1, "ari": 0.0,
+              "seconds": 1.0}]]
+    ours, bt = aggregate(runs)
+    assert ours["nmi"] == pytest.approx(0.55) and ours["nmi_sd"] == pytest.approx(0.05) and ours["seeds"] == 2
+    assert ours["seconds"] == pytest.approx(2.0)
+    assert bt == {"method": "BERTopic (default)", "error": "ValueError: tiny"}
+    table = format_table([ours, bt])
+    assert "0.550 ± 0.050" in table and "failed: ValueError: tiny" in table

@@ -32,6 +32,10 @@ Every method gets the same papers and the same paper embeddings: all-MiniLM-L6-v
   in ``#topics`` and count as one cluster of their own for NMI and ARI. A BERTopic failure (e.g. too few papers)
   is printed in its row instead of stopping the run.
 
+Every method runs with ``--seeds`` seeds (default 3: k-means, LSA and BERTopic's UMAP seeded ``seed``, ``seed+1``,
+...); the tables give the mean and the standard deviation over seeds, and the goal check compares means (one seed
+can favour either side by a few NMI points).
+
 ``seconds`` is the wall time of the row's fit after the shared MiniLM embedding (ours: TF-IDF + LSA + k-means;
 BERTopic: UMAP + HDBSCAN + c-TF-IDF).
 
@@ -276,18 +280,46 @@ def knn_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, 
     return rows
 
 
+def aggregate(runs: list[list[dict]]) -> list[dict]:
+    """Combine the rows of several seeded runs (same methods in the same order) into one row per method: the
+    mean of every number and, for ``nmi``, ``ari`` and ``acc``, also its standard deviation (``nmi_sd``, ...) and
+    ``seeds``. A method that failed in any run keeps its first error."""
+    out = []
+    for rows in zip(*runs, strict=True):
+        first = rows[0]
+        errors = [r for r in rows if "error" in r]
+        if errors:
+            out.append(errors[0])
+            continue
+        agg = {"method": first["method"], "seeds": len(rows)}
+        for k, v in first.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                vals = [float(r[k]) for r in rows]
+                agg[k] = float(np.mean(vals))
+                if k in ("nmi", "ari", "acc"):
+                    agg[f"{k}_sd"] = float(np.std(vals))
+        out.append(agg)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------- output
-_CLUSTER_COLUMNS = [("method", "method", "{}"), ("n_topics", "#topics", "{}"), ("no_topic", "no topic", "{:.1%}"),
-                    ("nmi", "NMI", "{:.3f}"), ("ari", "ARI", "{:.3f}"), ("seconds", "seconds", "{:.1f}")]
-_KNN_COLUMNS = [("method", "method", "{}"), ("dim", "dim", "{}"), ("acc", "10-NN acc", "{:.3f}")]
+_CLUSTER_COLUMNS = [("method", "method", "{}"), ("n_topics", "#topics", "{:.0f}"),
+                    ("no_topic", "no topic", "{:.1%}"), ("nmi", "NMI", "{:.3f}"), ("ari", "ARI", "{:.3f}"),
+                    ("seconds", "seconds", "{:.1f}")]
+_KNN_COLUMNS = [("method", "method", "{}"), ("dim", "dim", "{:.0f}"), ("acc", "10-NN acc", "{:.3f}")]
 
 
 def format_table(rows: list[dict], columns: list[tuple[str, str, str]] = _CLUSTER_COLUMNS) -> str:
     """Plain-text table with aligned columns (method left-aligned, numbers right-aligned); a failed row shows
     ``failed: <reason>`` after its method."""
     head = [h for _, h, _ in columns]
-    body = [None if "error" in r else ["-" if r.get(k) is None else f.format(r[k]) for k, _, f in columns]
-            for r in rows]
+    def cell(r: dict, k: str, f: str) -> str:
+        if r.get(k) is None:
+            return "-"
+        sd = r.get(f"{k}_sd")
+        return f.format(r[k]) + (f" ± {f.format(sd)}" if sd is not None and r.get("seeds", 1) > 1 else "")
+
+    body = [None if "error" in r else [cell(r, k, f) for k, _, f in columns] for r in rows]
     widths = [max(len(c[i]) for c in [head, *(b for b in body if b)]) for i in range(len(columns))]
     widths[0] = max([widths[0], *(len(r["method"]) for r in rows)])
 
@@ -313,7 +345,8 @@ def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
     ours, bt = c.get("paperatlas areas"), c.get("BERTopic (default)")
     if ours and bt:
         verdict = "yes" if ours["nmi"] > bt["nmi"] else "no"
-        lines.append(f"{label}: NMI above BERTopic: {verdict} ({ours['nmi']:.3f} vs {bt['nmi']:.3f})")
+        over = f", mean of {ours['seeds']} seeds" if ours.get("seeds", 1) > 1 else ""
+        lines.append(f"{label}: NMI above BERTopic: {verdict} ({ours['nmi']:.3f} vs {bt['nmi']:.3f}{over})")
     else:
         lines.append(f"{label}: NMI above BERTopic: n/a (no BERTopic score)")
     te, tf, ml = (k.get(m) for m in ("paperatlas topic embedding", "TF-IDF", "MiniLM"))
@@ -332,8 +365,11 @@ def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
                    "listing FILE (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Use a seeded random sample of N papers of each set (quick runs).")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of k-means, LSA, UMAP and --limit.")
-def topics_command(golds: tuple[str, ...], limit: int | None, seed: int) -> None:
+@click.option("--seed", type=int, default=42, show_default=True, help="First seed of k-means, LSA, UMAP; seed of "
+              "--limit.")
+@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Run every method with this many seeds (seed, seed+1, ...) and report mean ± standard deviation.")
+def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds: int) -> None:
     """NMI/ARI of our topic areas and sub-topics vs BERTopic against gold classes, and 10-NN accuracy of our
     topic embedding vs TF-IDF and MiniLM, on the same papers and MiniLM embeddings.
 
@@ -360,9 +396,11 @@ def topics_command(golds: tuple[str, ...], limit: int | None, seed: int) -> None
         embed_s = time.perf_counter() - t0
         click.echo(f"MiniLM embedding (once, shared by every row, not in seconds): {embed_s:.1f} s, "
                    f"{len(texts) / embed_s:.1f} papers/s")
-        cluster = clustering_rows(texts, gold, emb, seed=seed, with_bertopic=with_bertopic)
+        seeds = list(range(seed, seed + n_seeds))
+        cluster = aggregate([clustering_rows(texts, gold, emb, seed=s, with_bertopic=with_bertopic) for s in seeds])
         click.echo()
-        click.echo("Clustering vs gold classes (NMI arithmetic mean; BERTopic's outliers -1 count as one cluster)")
+        click.echo("Clustering vs gold classes (NMI arithmetic mean; BERTopic's outliers -1 count as one cluster)"
+                   + (f"; mean ± sd over seeds {seeds[0]}-{seeds[-1]}" if n_seeds > 1 else ""))
         click.echo(format_table(cluster, _CLUSTER_COLUMNS))
         click.echo()
         sizes = [c for c in Counter(gold).values() if c >= KNN_MIN_CLASS]
@@ -370,7 +408,7 @@ def topics_command(golds: tuple[str, ...], limit: int | None, seed: int) -> None
             click.echo(f"{KNN_K}-NN accuracy: not computed (no gold class has >= {KNN_MIN_CLASS} papers)")
             knn: list[dict] = []
         else:
-            knn = knn_rows(texts, gold, emb, seed=seed)
+            knn = aggregate([knn_rows(texts, gold, emb, seed=s) for s in seeds])
             click.echo(f"{KNN_K}-NN accuracy (cosine, leave-one-out, majority vote; classes with >= "
                        f"{KNN_MIN_CLASS} papers: {sum(sizes)} papers, {len(sizes)} classes; majority class "
                        f"{max(sizes) / sum(sizes):.1%})")
