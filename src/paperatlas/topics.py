@@ -328,12 +328,15 @@ MAX_LABEL_WORDS = 5
 
 
 def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int = 10,
-                 taken: set[str] | None = None, n_topics: int | None = None) -> list[tuple[str, list[str]]]:
+                 taken: set[str] | None = None, n_topics: int | None = None,
+                 children: np.ndarray | None = None) -> list[tuple[str, list[str]]]:
     """``(label, top_terms)`` per topic index (see module doc for the c-TF-IDF weighting).
 
     ``assign`` is ``(n_papers,)`` topic indices, ``keyphrases`` one list per paper; ``taken`` holds phrase keys
     other labels already use (they are avoided, and the keys used here are added to it). Labels are unique and
-    1-5 words; an empty topic gets ``"Topic N"``.
+    1-5 words; an empty topic gets ``"Topic N"``. ``children`` (``(n_papers,)`` sub-topic index, for labelling
+    areas) halves the score of a phrase found in only one of the area's sub-topics, so an area is named by what
+    its sub-topics share rather than by one of them.
     """
     n_topics = n_topics if n_topics is not None else (int(assign.max()) + 1 if len(assign) else 0)
     tf: list[Counter[str]] = [Counter() for _ in range(n_topics)]
@@ -348,6 +351,13 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
     total: Counter[str] = Counter()
     for c in tf:
         total.update(c)
+    spread: dict[tuple[int, str], set[int]] = {}
+    if children is not None:
+        for t, child, kps in zip(assign.tolist(), children.tolist(), keyphrases, strict=True):
+            for kp in kps:
+                spread.setdefault((t, phrase_key(kp)), set()).add(child)
+    n_children = {t: len(set(children[assign == t].tolist())) for t in range(n_topics)} if children is not None \
+        else {}
     avg = sum(total.values()) / max(n_topics, 1)
     n_papers = max(len(assign), 1)
     max_df = max(MAX_LABEL_DF, 1.5 / max(n_topics, 1))  # with few topics, a topic's own terms are in many papers
@@ -358,7 +368,8 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         size = int((assign == t).sum())
         # ties go to the longer, more specific phrase
         scored = [(sc, k) for sc, _, k in sorted(
-            ((f * math.log(1 + avg / total[k]) * (1 + 0.3 * (len(k.split()) > 1)), len(k.split()), k)
+            ((f * math.log(1 + avg / total[k]) * (1 + 0.3 * (len(k.split()) > 1))
+              * (0.5 if n_children.get(t, 1) > 1 and len(spread.get((t, k), ())) < 2 else 1.0), len(k.split()), k)
              for k, f in tf[t].items()), reverse=True)]
         support = max(2, round(0.08 * size)) if size >= 6 else 1
         good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
@@ -368,7 +379,8 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         free = [_extend(k, tf[t], forms) for k in good
                 if k not in taken and _labelable(k, total[k] / n_papers, max_df) and not _tail_fragment(k, tf[t])
                 and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken)]
-        free = [k for k in dict.fromkeys(free) if k and k not in taken]
+        free = [k for k in dict.fromkeys(free)  # an acronym key ("dnn") is shown by its long form: check that too
+                if k and k not in taken and phrase_key(_display(forms, k)) not in _GENERIC_KEYS]
         if free:
             # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
             multi = [k for k in free[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[free[0]]]
@@ -403,6 +415,8 @@ GENERIC_TERMS = frozenset({
     "benchmarks", "paper", "work", "system", "systems", "architecture", "architectures", "end-to-end",
     "label", "labels", "object", "objects", "words", "feature", "features", "input", "inputs", "output",
     "outputs", "loss", "function", "functions", "parameters", "samples", "distribution", "distributions",
+    "artificial neural network", "artificial neural networks", "neural net", "neural nets", "dnn", "dnns",
+    "layer", "layers", "weight", "weights", "neurons", "units", "accuracy", "efficiency", "scale", "structure",
 })
 #: a phrase found in more than this share of all papers is not used as a label
 MAX_LABEL_DF = 0.2
@@ -681,7 +695,7 @@ def _finish(ids, x, xy, h: Hierarchy, keyphrases, model: TopicModel, keep_labels
     taken: set[str] = set()
     for label in keep_labels.values():
         taken.add(phrase_key(label))
-    area_labels = label_topics(h.area, keyphrases, taken=taken, n_topics=n_areas)
+    area_labels = label_topics(h.area, keyphrases, taken=taken, n_topics=n_areas, children=h.leaf)
     leaf_labels = label_topics(h.leaf, keyphrases, taken=taken, n_topics=n_leaves)
     topics: list[Topic] = []
     for a in range(n_areas):
