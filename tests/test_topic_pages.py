@@ -7,6 +7,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from markupsafe import escape
 
 from paperatlas.cli import main
 from paperatlas.search import STATUS_ORDER, nearest_topics, topic_members
@@ -53,7 +54,7 @@ def test_subtopic_page_lists_its_papers_oral_first_with_keyphrases_and_nearest_t
     assert ranks == sorted(ranks) and len(members) == sub.size
     assert all(k in htmllib.unescape(html) for k in sub.keyphrases[:3])
     area = atlas.topics[sub.parent_id]
-    assert f'href="/topic/{area.id}">{area.label}</a>' in html  # breadcrumb to its area
+    assert f'href="/topic/{area.id}">{escape(area.label)}</a>' in html  # breadcrumb to its area
     near = nearest_topics(atlas, sub.id, k=5)
     assert near and all(t.level == 1 and t.id != sub.id for t, _ in near)
     assert all(f'href="/topic/{t.id}"' in html for t, _ in near)
@@ -63,7 +64,7 @@ def test_area_page_shows_subtopics_and_all_their_papers(client, atlas):
     area = atlas.areas()[0]
     html = client.get(f"/topic/{area.id}").get_data(as_text=True)
     assert "Sub-topics" in html
-    assert all(f'href="/topic/{t.id}">{t.label}</a>' in html for t in atlas.subtopics(area.id))
+    assert all(f'href="/topic/{t.id}">{escape(t.label)}</a>' in html for t in atlas.subtopics(area.id))
     assert len(_titles(html, "members")) == area.size
     # the search filter on an area finds the papers of its sub-topics
     res = client.get(f"/api/search?topic={area.id}&k=200").get_json()

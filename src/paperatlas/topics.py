@@ -380,7 +380,8 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
                 if k not in taken and _labelable(k, total[k] / n_papers, max_df) and not _tail_fragment(k, tf[t])
                 and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken)]
         free = [k for k in dict.fromkeys(free)  # an acronym key ("dnn") is shown by its long form: check that too
-                if k and k not in taken and phrase_key(_display(forms, k)) not in _GENERIC_KEYS]
+                if k and k not in taken and phrase_key(_display(forms, k)) not in _GENERIC_KEYS
+                and not _display(forms, k).endswith(("'s", "’s", "'"))]  # no "single model's"
         if free:
             # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
             multi = [k for k in free[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[free[0]]]
