@@ -45,3 +45,21 @@ def copy_atlas(sample_atlas, tmp_path):
         return dst
 
     return _copy
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian Chromium through Playwright (one per test module); skips when it is not installed."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed (/usr/bin/chromium): apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                               args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                     "--disable-component-update", "--no-first-run", "--disable-sync"])
+        yield b
+        b.close()

@@ -22,7 +22,6 @@ from paperatlas.publish import publish, render
 from paperatlas.store import Atlas
 from paperatlas.web import create_app
 
-CHROMIUM = Path("/usr/bin/chromium")
 XSS_TITLE = '<img src=x onerror="window.__xss=1"> Attack </script><script>window.__xss=2</script>'
 
 # --- fixtures -----------------------------------------------------------------------------------------------
@@ -73,20 +72,6 @@ def server(hier_atlas):
     time.sleep(0.2)
     yield f"http://127.0.0.1:{srv.effective_port}"
     srv.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed (/usr/bin/chromium): apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                               args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                     "--disable-component-update", "--no-first-run", "--disable-sync"])
-        yield b
-        b.close()
 
 
 @pytest.fixture

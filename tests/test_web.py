@@ -6,7 +6,6 @@ import json
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -76,21 +75,6 @@ def server(sample_atlas):
     srv.close()
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed (/usr/bin/chromium): apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                               args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                     "--disable-component-update", "--no-first-run", "--disable-sync"])
-        yield b
-        b.close()
 
 
 @pytest.mark.browser

@@ -699,25 +699,17 @@ def _finish(ids, x, xy, h: Hierarchy, keyphrases, model: TopicModel, keep_labels
     area_labels = label_topics(h.area, keyphrases, taken=taken, n_topics=n_areas, children=h.leaf)
     leaf_labels = label_topics(h.leaf, keyphrases, taken=taken, n_topics=n_leaves)
     topics: list[Topic] = []
-    for a in range(n_areas):
-        members = h.area == a
-        if not members.any():
-            continue
-        tid = model.area_ids[a]
-        label, terms = area_labels[a]
-        cx, cy = np.median(xy[members], axis=0).tolist()
-        topics.append(Topic(id=tid, label=keep_labels.get(tid, label), size=int(members.sum()), keyphrases=terms,
-                            parent_id=None, x=float(cx), y=float(cy), method=METHOD, level=0))
-    for j in range(n_leaves):
-        members = h.leaf == j
-        if not members.any():
-            continue
-        tid = model.leaf_ids[j]
-        label, terms = leaf_labels[j]
-        cx, cy = np.median(xy[members], axis=0).tolist()
-        topics.append(Topic(id=tid, label=keep_labels.get(tid, label), size=int(members.sum()), keyphrases=terms,
-                            parent_id=model.area_ids[int(h.parent[j])], x=float(cx), y=float(cy), method=METHOD,
-                            level=1))
+    for level, assign, labels, ids in ((0, h.area, area_labels, model.area_ids),
+                                       (1, h.leaf, leaf_labels, model.leaf_ids)):
+        for j, tid in enumerate(ids):
+            members = assign == j
+            if not members.any():
+                continue
+            label, terms = labels[j]
+            cx, cy = np.median(xy[members], axis=0).tolist()
+            topics.append(Topic(id=tid, label=keep_labels.get(tid, label), size=int(members.sum()),
+                                keyphrases=terms, parent_id=model.area_ids[int(h.parent[j])] if level else None,
+                                x=float(cx), y=float(cy), method=METHOD, level=level))
     _dedupe_labels(topics)
     topic_id = np.array([model.leaf_ids[j] for j in h.leaf.tolist()], dtype=int)
     secondary_ids = [[model.leaf_ids[j] for j in s] for s in secondary]
