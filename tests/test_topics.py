@@ -155,3 +155,9 @@ def test_build_then_rebuild_updates_and_the_cli_prints_a_table_of_contents(copy_
         i = next(n for n, line in enumerate(lines) if line.split(None, 2)[2] == area.label)
         for j, sub in enumerate(after.subtopics(area.id), start=1):
             assert lines[i + j].split(None, 2)[2] == sub.label and lines[i + j].startswith("    ")
+    # `show` names the paper's area and sub-topic
+    p = after.papers[0]
+    sub = after.topics[p.topic_id]
+    out = CliRunner().invoke(main, ["show", p.id, "--db", str(db)])
+    assert f"Topic: {after.topics[sub.parent_id].label} › {sub.label} (#{sub.id})" in out.output
+

@@ -235,7 +235,12 @@ def show(paper, db):
     click.echo(f"Keyphrases ({p.keyphrases_method}): {'; '.join(p.keyphrases)}")
     if p.given_keyphrases:
         click.echo(f"Listed keywords: {'; '.join(p.given_keyphrases)}")
-    click.echo(f"Topic: {atlas.topic_label(p.topic_id)} (#{p.topic_id})")
+    area = atlas.area_of(p.topic_id)
+    where = f"{area.label} › " if area is not None and area.id != p.topic_id else ""
+    note = " (low confidence: fits no topic well, placed in the nearest)" if p.low_confidence else ""
+    click.echo(f"Topic: {where}{atlas.topic_label(p.topic_id)} (#{p.topic_id}){note}")
+    if p.secondary_topic_ids:
+        click.echo("Also: " + "; ".join(f"{atlas.topic_label(t)} (#{t})" for t in p.secondary_topic_ids))
     if p.sections:
         click.echo(f"Sections: {'; '.join(p.sections)}")
     click.echo("")
