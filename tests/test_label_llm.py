@@ -67,6 +67,13 @@ def test_clean_and_acceptable():
     assert clean_label("Attention: reinforcement learning") == "Reinforcement learning"
     assert acceptable("Neural tangent kernel theory", ["neural tangent kernel"], NTK_TITLES, set())[0]
     assert not acceptable("", [], [], set())[0]
+    # what SmolLM2-135M answered on ICLR 2021 and must not become a label
+    assert acceptable("A new approach to pruning", ["pruning"], PRUNING_TITLES, set()) == (
+        False, "starts like a sentence")
+    assert acceptable("Pruning neural networks for", ["pruning"], PRUNING_TITLES, set()) == (False, "cut off")
+    assert acceptable("Pruning Neural Networks at", ["pruning"], PRUNING_TITLES, set())[1] == "cut off"
+    assert acceptable("Layer-adaptive sparsity", ["sparsity"], PRUNING_TITLES, set()) == (
+        False, "copies a paper title")
 
 
 def test_build_with_label_backend_keeps_labels_on_an_update(copy_atlas, fake):

@@ -48,8 +48,9 @@ def clean_label(answer: str) -> str:
 
 
 def acceptable(label: str, keyphrases: list[str], titles: list[str], taken: set[str]) -> tuple[bool, str]:
-    """Is ``label`` usable? Returns ``(ok, reason)``: 1-5 words, no digits-only or generic filler, not already
-    used by another topic (case-insensitive), and at least :data:`MIN_SUPPORT` of its content words found in the
+    """Is ``label`` usable? Returns ``(ok, reason)``: 1-5 words, not already used by another topic
+    (case-insensitive), not opening like a sentence (``A new approach to ...``), not cut off after a function word,
+    not the start of one of the topic's paper titles, and at least :data:`MIN_SUPPORT` of its content words found in the
     topic's keyphrases and titles (so the model cannot name a topic after something its papers do not say)."""
     words = label.split()
     if not words:
@@ -58,6 +59,12 @@ def acceptable(label: str, keyphrases: list[str], titles: list[str], taken: set[
         return False, f"{len(words)} words"
     if label.casefold() in taken:
         return False, "duplicate"
+    if words[0].lower() in ("a", "an", "the", "this", "these", "our"):
+        return False, "starts like a sentence"
+    if words[-1].lower() in STOP or words[-1].lower() in ("and", "for", "of", "with", "to", "in", "on", "via"):
+        return False, "cut off"
+    if any(t.casefold().startswith(label.casefold()) for t in titles):
+        return False, "copies a paper title"
     evidence = {norm_word(w) for text in [*keyphrases, *titles] for w in word_tokens(text)}
     content = [norm_word(w) for w in word_tokens(label) if w.lower() not in STOP and len(w) > 2]
     if not content:
