@@ -380,8 +380,10 @@ def demo(ctx, db, port, no_serve):
 
 def _register_eval() -> None:
     from .eval.cli import eval_group
+    from .list_cli import list_group
 
     main.add_command(eval_group)
+    main.add_command(list_group)
 
 
 _register_eval()

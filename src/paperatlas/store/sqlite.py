@@ -45,6 +45,14 @@ CREATE TABLE IF NOT EXISTS topics (
     x REAL, y REAL, method TEXT, level INTEGER
 );
 CREATE TABLE IF NOT EXISTS models (name TEXT PRIMARY KEY, blob BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS marks (
+    paper_id TEXT PRIMARY KEY, title TEXT NOT NULL, rating INTEGER NOT NULL DEFAULT 0,
+    note TEXT NOT NULL DEFAULT '', read_at TEXT, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS list_items (
+    list TEXT NOT NULL, paper_id TEXT NOT NULL, title TEXT NOT NULL, added_at TEXT NOT NULL,
+    PRIMARY KEY (list, paper_id)
+);
 CREATE TABLE IF NOT EXISTS overrides (
     paper_id TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL, title TEXT, edited_at TEXT NOT NULL,
     PRIMARY KEY (paper_id, field)
@@ -105,6 +113,7 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
             con.commit()
             if target.is_file():
                 _carry_user_tables(target, con)
+            relink_user_rows(con)
             # a rebuild rewrites most tables: give the freed pages back so the file does not grow build by build
             free = con.execute("PRAGMA freelist_count").fetchone()[0]
             if free > 0.25 * con.execute("PRAGMA page_count").fetchone()[0]:
@@ -133,8 +142,10 @@ def _migrate(con: sqlite3.Connection) -> None:
 
 
 #: Tables written by the reader (never by a build): copied again from the live atlas just before a rebuilt copy
-#: replaces it, so an edit made while a build was running is not lost.
-USER_TABLES = ("overrides",)
+#: replaces it, so an edit made while a build was running is not lost; then re-linked to the rebuilt papers
+#: (:func:`relink_user_rows`). ``marks``: like (+1) / dislike (-1), Markdown note and read time per paper;
+#: ``list_items``: the papers of the reader's named lists.
+USER_TABLES = ("overrides", "marks", "list_items")
 
 
 def _carry_user_tables(live: Path, con: sqlite3.Connection) -> None:
@@ -151,6 +162,49 @@ def _carry_user_tables(live: Path, con: sqlite3.Connection) -> None:
         con.commit()
     finally:
         src.close()
+
+
+def relink_user_rows(con: sqlite3.Connection, papers: list[tuple[str, str]] | None = None,
+                     min_score: float = 90.0) -> int:
+    """Point the reader's rows (overrides, marks, list items) whose paper id is no longer in ``papers`` at the
+    paper they meant: the same normalised title, else the most similar title (rapidfuzz ``token_sort_ratio`` ≥
+    ``min_score``; a corrected typo or a changed subtitle changes the id, which is derived from the title). A row
+    with no match, or whose target already has a row of its own, is left as it is (kept, never deleted).
+    ``papers`` gives the ``(id, title)`` pairs to link to (default: the ``papers`` table). Returns the number of
+    rows re-linked."""
+    from rapidfuzz import fuzz, process
+
+    from ..text import normalize_title
+
+    if papers is None:
+        papers = [(r[0], r[1]) for r in con.execute("SELECT id, title FROM papers")]
+    ids = {r[0] for r in papers}
+    by_norm = {normalize_title(r[1]): r[0] for r in papers}
+    norm_titles = list(by_norm)
+    moved = 0
+    for table, key_cols in (("overrides", ("field",)), ("marks", ()), ("list_items", ("list",))):
+        try:
+            rows = con.execute(f"SELECT rowid, paper_id, title{''.join(', ' + c for c in key_cols)} FROM {table}"
+                               ).fetchall()
+        except sqlite3.OperationalError:
+            continue
+        for rowid, pid, title, *keys in rows:
+            if pid in ids or not title:
+                continue
+            norm = normalize_title(title)
+            new = by_norm.get(norm)
+            if new is None and norm_titles:
+                hit = process.extractOne(norm, norm_titles, scorer=fuzz.token_sort_ratio, score_cutoff=min_score)
+                new = by_norm[hit[0]] if hit else None
+            if new is None:
+                continue
+            clash = f"SELECT 1 FROM {table} WHERE paper_id = ?" + "".join(f" AND {c} = ?" for c in key_cols)
+            if con.execute(clash, (new, *keys)).fetchone():
+                continue
+            con.execute(f"UPDATE {table} SET paper_id = ? WHERE rowid = ?", (new, rowid))
+            moved += 1
+    con.commit()
+    return moved
 
 
 #: Fields a reader may override with ``paperatlas edit`` (value types: str for tldr, list[str] for keyphrases).

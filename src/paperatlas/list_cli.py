@@ -1,0 +1,202 @@
+"""``paperatlas list ...``: the reader's reading list on the command line (see :mod:`paperatlas.readinglist`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from . import readinglist as rl
+from .store import AtlasNotFound
+
+
+def _db_option(f):
+    return click.option("--db", default=None, metavar="FILE",
+                        help="Atlas file (default: $PAPERATLAS_DB, ./paperatlas.db, or the only *.db here).")(f)
+
+
+def _paper_id(db, paper: str) -> tuple[Path, str, str]:
+    """``(atlas path, paper id, title)`` of PAPER (an id or a title, as ``show`` takes it)."""
+    from .cli import _open_atlas
+    from .search import find_paper
+
+    atlas = _open_atlas(db)
+    try:
+        p = find_paper(atlas, paper)
+    except LookupError as e:
+        raise click.ClickException(str(e)) from e
+    finally:
+        atlas.close()
+    return atlas.path, p.id, p.title
+
+
+def _run(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except (LookupError, ValueError, AtlasNotFound) as e:
+        raise click.ClickException(str(e)) from e
+
+
+@click.group(name="list")
+def list_group() -> None:
+    """Your reading list: like/dislike papers, put them on named lists, write notes, mark them read.
+
+    It lives in the atlas file, survives every rebuild (also when a paper's title is corrected) and moves to
+    another atlas with `list export` / `list import`.
+
+    \b
+    paperatlas list add "Sharpness-Aware Minimization"           # on the default list "reading"
+    paperatlas list like "Sharpness-Aware Minimization"
+    paperatlas list note "Sharpness-Aware Minimization" "have to check on this in the paper"
+    paperatlas list mark-read "Sharpness-Aware Minimization"
+    paperatlas list show
+    """
+
+
+@list_group.command()
+@click.argument("paper")
+@click.option("--list", "list_name", default=rl.DEFAULT_LIST, show_default=True, help="Name of the list.")
+@_db_option
+def add(paper, list_name, db):
+    """Put PAPER (id or title) on a list."""
+    path, pid, title = _paper_id(db, paper)
+    new = _run(rl.add, path, pid, list_name)
+    click.echo(f"{'added to' if new else 'already on'} {list_name!r}: {title}")
+
+
+@list_group.command()
+@click.argument("paper")
+@click.option("--list", "list_name", default=rl.DEFAULT_LIST, show_default=True, help="Name of the list.")
+@click.option("--all", "all_lists", is_flag=True, help="Remove it from every list.")
+@_db_option
+def remove(paper, list_name, all_lists, db):
+    """Take PAPER off a list (its note, rating and read mark stay)."""
+    path, pid, title = _paper_id(db, paper)
+    n = _run(rl.remove, path, pid, None if all_lists else list_name)
+    click.echo(f"removed from {n} list{'s' if n != 1 else ''}: {title}")
+
+
+@list_group.command()
+@click.argument("paper")
+@_db_option
+def like(paper, db):
+    """Like PAPER (recommendations start from the papers you like)."""
+    path, pid, title = _paper_id(db, paper)
+    _run(rl.rate, path, pid, 1)
+    click.echo(f"liked: {title}")
+
+
+@list_group.command()
+@click.argument("paper")
+@_db_option
+def dislike(paper, db):
+    """Dislike PAPER (recommendations move away from it)."""
+    path, pid, title = _paper_id(db, paper)
+    _run(rl.rate, path, pid, -1)
+    click.echo(f"disliked: {title}")
+
+
+@list_group.command()
+@click.argument("paper")
+@_db_option
+def unrate(paper, db):
+    """Clear your like or dislike of PAPER."""
+    path, pid, title = _paper_id(db, paper)
+    _run(rl.rate, path, pid, 0)
+    click.echo(f"rating cleared: {title}")
+
+
+@list_group.command()
+@click.argument("paper")
+@click.argument("text", required=False)
+@click.option("--append", is_flag=True, help="Add a paragraph to the note instead of replacing it.")
+@click.option("--edit", "use_editor", is_flag=True, help="Write the note in $EDITOR.")
+@_db_option
+def note(paper, text, append, use_editor, db):
+    """Write your Markdown note on PAPER (TEXT, or $EDITOR with --edit; an empty TEXT clears it)."""
+    path, pid, title = _paper_id(db, paper)
+    if use_editor:
+        old = next((e.note for e in rl.entries(path) if e.paper_id == pid), "")
+        text = click.edit(old, extension=".md")
+        if text is None:
+            raise click.ClickException("note not changed (editor closed without saving)")
+    if text is None:
+        raise click.UsageError("give the note TEXT or --edit")
+    stored = _run(rl.set_note, path, pid, text, append=append)
+    click.echo(f"note on {title}:\n{stored}" if stored else f"note cleared: {title}")
+
+
+@list_group.command(name="mark-read")
+@click.argument("paper")
+@click.option("--unread", is_flag=True, help="Mark it unread again.")
+@_db_option
+def mark_read(paper, unread, db):
+    """Mark PAPER read (or --unread)."""
+    path, pid, title = _paper_id(db, paper)
+    _run(rl.mark_read, path, pid, not unread)
+    click.echo(f"marked {'unread' if unread else 'read'}: {title}")
+
+
+@list_group.command()
+@click.option("--list", "list_name", default=None, help="Only this list (default: everything you marked).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_db_option
+def show(list_name, as_json, db):
+    """Show your reading list: lists, likes, read marks and notes."""
+    from .cli import _open_atlas
+
+    atlas = _open_atlas(db)
+    es = rl.entries(atlas.con, list_name)
+    if as_json:
+        click.echo(json.dumps([vars(e) for e in es], ensure_ascii=False, indent=2))
+        return
+    names = rl.list_names(atlas.con)
+    click.echo(f"{len(es)} papers" + (f" on {list_name!r}" if list_name else "")
+               + (f" · lists: {', '.join(f'{k} ({v})' for k, v in names.items())}" if names else ""))
+    for e in es:
+        p = atlas.by_id.get(e.paper_id)
+        mark = {1: "♥ ", -1: "✗ "}.get(e.rating, "") + ("✓ " if e.read_at else "")
+        title = p.title if p else f"{e.title} (not in this atlas)"
+        click.echo(f"{mark}{click.style(title, bold=True)}" + (f"  [{', '.join(e.lists)}]" if e.lists else ""))
+        if p is not None:
+            click.echo(f"    {p.status or ''}{' · ' if p.status else ''}{atlas.topic_label(p.topic_id)} · {p.id}")
+        if e.note:
+            for line in e.note.splitlines():
+                click.echo(f"    > {line}")
+
+
+@list_group.command(name="export")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="JSON file to write.")
+@_db_option
+def export_(output, db):
+    """Write everything you marked, noted and edited to a JSON file (for another atlas: `list import`)."""
+    from .cli import resolve_db
+
+    data = _run(rl.export_json, resolve_db(db))
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=2)
+    os.replace(tmp, out)
+    click.echo(f"wrote {out}: {len(data['entries'])} papers, {len(data['overrides'])} overrides")
+
+
+@list_group.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@_db_option
+def import_(file, db):
+    """Merge a `list export` JSON FILE into this atlas (papers found by id, else by title)."""
+    from .cli import resolve_db
+
+    try:
+        data = json.loads(Path(file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise click.ClickException(f"{file}: cannot read JSON: {e}") from e
+    rep = _run(rl.import_json, resolve_db(db), data, source=file)
+    click.echo(f"imported {rep.entries} papers and {rep.overrides} overrides from {file}")
+    for t in rep.not_found:
+        click.echo(f"  not in this atlas (kept, linked if it appears later): {t}")

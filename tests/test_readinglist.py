@@ -1,0 +1,99 @@
+"""The reading list: likes, lists, notes and read marks that survive rebuilds, corrected titles and atlas moves."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from conftest import SAMPLE
+from paperatlas import readinglist as rl
+from paperatlas.build import build
+from paperatlas.cli import main
+from paperatlas.dedup import paper_id
+from paperatlas.edits import edit_paper
+from paperatlas.store import Atlas
+
+NET_DNF = "Net-DNF: Effective Deep Modeling of Tabular Data"
+SCORE = "SCoRe: Pre-Training for Context Representation in Conversational Semantic Parsing"
+NOTE = "have to check on this in the paper\n\n* **Boolean** formulas as a bias"
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_cli_marks_a_paper_and_shows_it(copy_atlas):
+    db = copy_atlas()
+    assert cli("list", "add", NET_DNF, "--db", db).exit_code == 0
+    assert "already on 'reading'" in cli("list", "add", NET_DNF, "--db", db).output
+    assert cli("list", "add", SCORE, "--list", "to discuss", "--db", db).exit_code == 0
+    assert cli("list", "like", NET_DNF, "--db", db).exit_code == 0
+    assert cli("list", "dislike", SCORE, "--db", db).exit_code == 0
+    assert cli("list", "note", NET_DNF, NOTE, "--db", db).exit_code == 0
+    assert cli("list", "mark-read", NET_DNF, "--db", db).exit_code == 0
+    out = cli("list", "show", "--db", db).output
+    assert out.startswith("2 papers · lists: reading (1), to discuss (1)")
+    assert f"♥ ✓ {NET_DNF}  [reading]" in out and f"✗ {SCORE}  [to discuss]" in out
+    assert "    > have to check on this in the paper" in out
+    only = json.loads(cli("list", "show", "--list", "to discuss", "--json", "--db", db).output)
+    assert [e["title"] for e in only] == [SCORE] and only[0]["rating"] == -1
+    assert rl.ratings(db) == ([paper_id(NET_DNF)], [paper_id(SCORE)])
+    # removing from a list keeps the note and the like
+    assert cli("list", "remove", NET_DNF, "--db", db).exit_code == 0
+    e = next(e for e in rl.entries(db) if e.paper_id == paper_id(NET_DNF))
+    assert e.lists == [] and e.rating == 1 and e.note == NOTE and e.read_at
+
+
+def test_errors_are_clear(copy_atlas, tmp_path):
+    db = copy_atlas()
+    res = cli("list", "like", "No Such Paper At All Anywhere", "--db", db)
+    assert res.exit_code == 1 and "No Such Paper" in res.output
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"entries": []}')
+    res = cli("list", "import", bad, "--db", db)
+    assert res.exit_code == 1 and f"{bad}: not a paperatlas reading-list export" in res.output
+    bad.write_text('{"paperatlas_reading_list": 1, "entries": [{"rating": 1}]}')
+    res = cli("list", "import", bad, "--db", db)
+    assert res.exit_code == 1 and "entries[0]" in res.output
+    assert rl.entries(db) == []  # a failed import writes nothing
+
+
+def test_notes_survive_a_rebuild_and_a_corrected_title(copy_atlas, tmp_path):
+    db = copy_atlas()
+    rl.add(db, paper_id(NET_DNF))
+    rl.rate(db, paper_id(NET_DNF), 1)
+    rl.set_note(db, paper_id(NET_DNF), NOTE)
+    edit_paper(db, paper_id(NET_DNF), tldr="Net-DNF: disjunctive normal form networks for tabular data.")
+    build([SAMPLE], db, venue="ICLR 2021", year=2021)
+    assert [e.note for e in rl.entries(db)] == [NOTE]
+    # the organisers fix a spelling in the title: the paper's id changes, the reader's data follows it
+    fixed = NET_DNF.replace("Modeling", "Modelling")
+    listing = tmp_path / "iclr2021_fixed.md"
+    listing.write_text(SAMPLE.read_text().replace(NET_DNF, fixed))
+    build([listing], db, venue="ICLR 2021", year=2021)
+    atlas = Atlas(db)
+    new_id = paper_id(fixed)
+    assert new_id != paper_id(NET_DNF) and new_id in atlas.by_id and paper_id(NET_DNF) not in atlas.by_id
+    (e,) = rl.entries(db)
+    assert (e.paper_id, e.rating, e.note, e.lists) == (new_id, 1, NOTE, ["reading"])
+    assert atlas.by_id[new_id].tldr.startswith("Net-DNF: disjunctive")  # the TL;DR override followed too
+
+
+def test_export_then_import_into_another_atlas(copy_atlas, tmp_path):
+    src, dst = copy_atlas("a.db"), copy_atlas("b.db")
+    rl.add(src, paper_id(SCORE), "to discuss")
+    rl.set_note(src, paper_id(SCORE), "compare with RAT-SQL")
+    rl.mark_read(src, paper_id(NET_DNF))
+    edit_paper(src, paper_id(SCORE), keyphrases=["conversational semantic parsing", "SQL"])
+    out = tmp_path / "mine.json"
+    assert cli("list", "export", "-o", out, "--db", src).exit_code == 0
+    res = cli("list", "import", out, "--db", dst)
+    assert res.exit_code == 0 and "imported 2 papers and 1 overrides" in res.output
+    got = {e.paper_id: e for e in rl.entries(dst)}
+    assert got[paper_id(SCORE)].note == "compare with RAT-SQL" and got[paper_id(SCORE)].lists == ["to discuss"]
+    assert got[paper_id(NET_DNF)].read_at
+    assert Atlas(dst).by_id[paper_id(SCORE)].keyphrases == ["conversational semantic parsing", "SQL"]
+    # importing the same file again changes nothing
+    cli("list", "import", out, "--db", dst)
+    assert len(rl.entries(dst)) == 2
