@@ -97,3 +97,29 @@ def test_export_then_import_into_another_atlas(copy_atlas, tmp_path):
     # importing the same file again changes nothing
     cli("list", "import", out, "--db", dst)
     assert len(rl.entries(dst)) == 2
+
+
+def test_web_app_marks_papers_and_lists_them(copy_atlas):
+    import re
+
+    from paperatlas.web import create_app
+
+    db = copy_atlas()
+    client = create_app(db, preload_model=False).test_client()
+    pid = paper_id(NET_DNF)
+    for form in ({"action": "like"}, {"action": "read"}, {"action": "add", "list": "tabular"},
+                 {"action": "note", "note": NOTE}):
+        res = client.post(f"/paper/{pid}/mark", data=form)
+        assert res.status_code == 302 and res.headers["Location"].endswith(f"/paper/{pid}")
+    page = client.get(f"/paper/{pid}").get_data(as_text=True)
+    assert 'id="like" title="Like: recommendations start from papers you like">♥ Liked' in page
+    assert "have to check on this in the paper" in page and 'value="tabular"' in page
+    listing = client.get("/list").get_data(as_text=True)
+    assert re.search(r'class="mark liked".*?class="mark read".*?' + re.escape(NET_DNF), listing, re.S)
+    assert '<span class="listtag">tabular</span>' in listing and "Boolean" in listing
+    (e,) = rl.entries(db)  # written to the atlas file, not just the page
+    assert (e.rating, e.lists, e.note) == (1, ["tabular"], NOTE)
+    assert client.post(f"/paper/{pid}/mark", data={"action": "remove", "list": "tabular"}).status_code == 302
+    assert rl.entries(db)[0].lists == []
+    assert client.post("/paper/0000000000/mark", data={"action": "like"}).status_code == 404
+    assert client.post(f"/paper/{pid}/mark", data={"action": "explode"}).status_code == 400

@@ -101,8 +101,9 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
             p = find_paper(atlas, pid)
         except LookupError:
             abort(404)
+        _, mine = reader_state(p.id)
         return render_template("paper.html", p=p, related=related(atlas, p, k=10),
-                               topic=atlas.topics.get(p.topic_id))
+                               topic=atlas.topics.get(p.topic_id), mine=mine)
 
     @app.post("/paper/<pid>/edit")
     def edit(pid: str):
@@ -121,6 +122,50 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         p.tldr, p.tldr_method = edited.tldr, edited.tldr_method
         p.keyphrases, p.keyphrases_method = edited.keyphrases, edited.keyphrases_method
         return redirect(url_for("paper", pid=pid))
+
+    def reader_state(pid: str | None = None):
+        """The reader's entries from the live atlas file (fresh on every request) and, for ``pid``, its own."""
+        from .. import readinglist as rl
+
+        es = rl.entries(atlas.path)
+        mine = next((e for e in es if e.paper_id == pid), None) if pid else None
+        return es, mine
+
+    @app.post("/paper/<pid>/mark")
+    def mark(pid: str):
+        from .. import readinglist as rl
+
+        if pid not in atlas.by_id:
+            abort(404)
+        action = request.form.get("action", "")
+        list_name = request.form.get("list", "").strip() or rl.DEFAULT_LIST
+        try:
+            if action in ("like", "dislike", "unrate"):
+                rl.rate(atlas.path, pid, {"like": 1, "dislike": -1, "unrate": 0}[action])
+            elif action in ("read", "unread"):
+                rl.mark_read(atlas.path, pid, action == "read")
+            elif action == "add":
+                rl.add(atlas.path, pid, list_name)
+            elif action == "remove":
+                rl.remove(atlas.path, pid, list_name)
+            elif action == "note":
+                rl.set_note(atlas.path, pid, request.form.get("note", ""))
+            else:
+                abort(400, f"unknown action {action!r}")
+        except ValueError as e:
+            abort(400, str(e))
+        nxt = request.form.get("next", "")
+        return redirect(nxt if nxt.startswith("/") and not nxt.startswith("//") else url_for("paper", pid=pid))
+
+    @app.get("/list")
+    def reading_list():
+        from .. import readinglist as rl
+
+        es, _ = reader_state()
+        name = request.args.get("list") or None
+        shown = [e for e in es if name is None or name in e.lists]
+        return render_template("list.html", entries=shown, names=rl.list_names(atlas.path), current=name,
+                               n_liked=sum(e.rating > 0 for e in es))
 
     @app.get("/topics")
     def topics():
