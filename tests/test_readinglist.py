@@ -123,3 +123,32 @@ def test_web_app_marks_papers_and_lists_them(copy_atlas):
     assert rl.entries(db)[0].lists == []
     assert client.post("/paper/0000000000/mark", data={"action": "like"}).status_code == 404
     assert client.post(f"/paper/{pid}/mark", data={"action": "explode"}).status_code == 400
+
+
+def test_publish_highlights_and_awesome_list_from_a_reading_list(copy_atlas, tmp_path):
+    db = copy_atlas()
+    atlas = Atlas(db)
+    picks = [p for p in atlas.papers if p.status == "Poster"][:2] + [p for p in atlas.papers if p.status == "Oral"][:1]
+    for p in picks:
+        rl.rate(db, p.id, 1)
+    rl.set_note(db, picks[0].id, NOTE)
+    rl.add(db, picks[1].id, "to discuss")
+    out = tmp_path / "highlights.md"
+    res = cli("publish", "--format", "highlights-md", "-o", out, "--db", db)
+    assert res.exit_code == 0 and "(3 papers, highlights-md)" in res.output
+    md = out.read_text()
+    assert md.startswith("# My ICLR 2021 highlights\n\n*3 papers · about 1 min read")
+    for p in picks:  # every liked paper, under its area in the table of contents, with its TL;DR
+        area = atlas.area_of(p.topic_id)
+        assert f"- [{area.label}](#" in md and f"### {p.title}" in md and p.tldr[:40] in md
+    assert "have to check on this in the paper\n\n* **Boolean** formulas as a bias" in md  # the note, as Markdown
+    same_area = [p for p in picks if atlas.area_of(p.topic_id).id == atlas.area_of(picks[2].topic_id).id]
+    if len(same_area) > 1:  # the Oral comes first in its section
+        assert md.index(f"### {picks[2].title}") < min(md.index(f"### {p.title}") for p in same_area if p != picks[2])
+    # an awesome list of one named list: only its papers
+    aw = tmp_path / "awesome.md"
+    assert cli("publish", "--format", "awesome-md", "--list", "to discuss", "-o", aw, "--db", db).exit_code == 0
+    text = aw.read_text()
+    assert picks[1].title in text and picks[0].title not in text
+    res = cli("publish", "--format", "highlights-md", "--list", "nope", "-o", aw, "--db", db)
+    assert res.exit_code == 1 and "list 'nope' has no papers" in res.output

@@ -11,6 +11,9 @@ Each format is a module with ``render(papers, topics, related, title) -> str``, 
     one row per paper with the main fields (:mod:`.csv_out`);
 ``bibtex``
     one BibTeX entry per paper, written with bibtexparser (:mod:`.bibtex_out`);
+``highlights-md``
+    a reading list as a highlights post: reading time, table of contents by area, per paper its links,
+    authors, status, TL;DR and the reader's note (:mod:`.highlights_md`);
 ``topics-md``
     the topic pages in Markdown: table of contents (areas → sub-topics), then per sub-topic its keyphrases,
     nearest topics and papers Oral → Spotlight → Poster (:mod:`.topics_md`);
@@ -30,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..model import Paper, Topic
-from . import awesome_md, bibtex_out, csv_out, json_out, map_html, topics_md
+from . import awesome_md, bibtex_out, csv_out, highlights_md, json_out, map_html, topics_md
 
 #: A publisher: ``render(papers, topics, related, title) -> str``.
 Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
@@ -43,6 +46,7 @@ FORMATS: dict[str, Renderer] = {
     "bibtex": bibtex_out.render,
     "map": map_html.render,
     "topics-md": topics_md.render,
+    "highlights-md": highlights_md.render,
 }
 
 __all__ = ["FORMATS", "publish", "render"]
