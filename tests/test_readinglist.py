@@ -152,3 +152,19 @@ def test_publish_highlights_and_awesome_list_from_a_reading_list(copy_atlas, tmp
     assert picks[1].title in text and picks[0].title not in text
     res = cli("publish", "--format", "highlights-md", "--list", "nope", "-o", aw, "--db", db)
     assert res.exit_code == 1 and "list 'nope' has no papers" in res.output
+
+
+def test_csl_json_of_a_reading_list(copy_atlas, tmp_path):
+    db = copy_atlas()
+    rl.add(db, paper_id(NET_DNF), "cite")
+    rl.set_note(db, paper_id(NET_DNF), "compare with XGBoost")
+    out = tmp_path / "cite.json"
+    assert cli("publish", "--format", "csl-json", "--list", "cite", "-o", out, "--db", db).exit_code == 0
+    (item,) = json.loads(out.read_text())
+    p = Atlas(db).by_id[paper_id(NET_DNF)]
+    assert item["type"] == "paper-conference" and item["title"] == NET_DNF
+    assert item["container-title"] == "ICLR 2021" and item["issued"] == {"date-parts": [[2021]]}
+    first = p.authors[0].split()
+    assert item["author"][0] == {"family": first[-1], "given": " ".join(first[:-1])}
+    assert len(item["author"]) == len(p.authors) and item["id"].endswith("2021net")
+    assert "TL;DR: " in item["note"] and "compare with XGBoost" in item["note"]

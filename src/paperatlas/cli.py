@@ -327,7 +327,8 @@ def topics(db, terms):
 @main.command()
 @db_option
 @click.option("--format", "fmt", required=True,
-              type=click.Choice(["awesome-md", "highlights-md", "topics-md", "json", "csv", "bibtex", "map"]),
+              type=click.Choice(["awesome-md", "highlights-md", "topics-md", "json", "csv", "bibtex", "csl-json",
+                                 "map"]),
               help="Output format.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output file.")
 @click.option("--title", default="", help="Title of the published list or map.")

@@ -11,6 +11,8 @@ Each format is a module with ``render(papers, topics, related, title) -> str``, 
     one row per paper with the main fields (:mod:`.csv_out`);
 ``bibtex``
     one BibTeX entry per paper, written with bibtexparser (:mod:`.bibtex_out`);
+``csl-json``
+    CSL-JSON for Zotero, Mendeley, pandoc (:mod:`.csl_json`);
 ``highlights-md``
     a reading list as a highlights post: reading time, table of contents by area, per paper its links,
     authors, status, TL;DR and the reader's note (:mod:`.highlights_md`);
@@ -33,7 +35,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..model import Paper, Topic
-from . import awesome_md, bibtex_out, csv_out, highlights_md, json_out, map_html, topics_md
+from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, topics_md
 
 #: A publisher: ``render(papers, topics, related, title) -> str``.
 Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
@@ -47,6 +49,7 @@ FORMATS: dict[str, Renderer] = {
     "map": map_html.render,
     "topics-md": topics_md.render,
     "highlights-md": highlights_md.render,
+    "csl-json": csl_json.render,
 }
 
 __all__ = ["FORMATS", "publish", "render"]

@@ -1,0 +1,76 @@
+"""Publish papers as CSL-JSON (``publish --format csl-json``): the Citation Style Language's JSON bibliography
+format that Zotero, Mendeley, pandoc and citeproc import.
+
+One item per paper (schema: https://github.com/citation-style-language/schema, ``csl-data.json``): ``id`` (the
+same citation key as the BibTeX export), ``type`` (``paper-conference`` for a conference or workshop venue, else
+``article-journal``; ``article`` without a venue), ``title``, ``author`` (``family``/``given``/``non-dropping-
+particle``/``suffix``, split by bibtexparser's BibTeX name parser), ``issued`` (``date-parts`` of the year),
+``container-title`` (the venue), ``URL``, ``abstract``, ``keyword`` (the keyphrases, ``", "``-joined) and
+``note`` (the TL;DR, and the reader's note when the paper carries one in ``extra["note"]``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from ..model import Paper, Topic
+from .bibtex_out import _year, is_conference, unique_keys
+
+FORMAT = "csl-json"
+
+
+def csl_name(name: str) -> dict[str, str]:
+    """One author as a CSL name object: ``"Ludwig van Beethoven"`` → ``{"given": "Ludwig", "non-dropping-particle":
+    "van", "family": "Beethoven"}``; a single word or an organisation stays ``{"literal": ...}``."""
+    from bibtexparser.middlewares.names import parse_single_name_into_parts
+
+    name = " ".join(name.split())
+    try:
+        parts = parse_single_name_into_parts(name)
+    except Exception:  # noqa: BLE001 - bibtexparser raises on odd braces; keep the name whole
+        return {"literal": name}
+    if not parts.last or not parts.first:
+        return {"literal": name}
+    out = {"family": " ".join(parts.last), "given": " ".join(parts.first)}
+    if parts.von:
+        out["non-dropping-particle"] = " ".join(parts.von)
+    if parts.jr:
+        out["suffix"] = " ".join(parts.jr)
+    return out
+
+
+def paper_item(p: Paper, key: str) -> dict:
+    """The CSL-JSON item of one paper with citation key ``key``."""
+    item: dict = {"id": key, "type": ("paper-conference" if is_conference(p.venue) else "article-journal")
+                  if p.venue else "article", "title": p.title}
+    if p.authors:
+        item["author"] = [csl_name(a) for a in p.authors]
+    year = _year(p)
+    if year:
+        item["issued"] = {"date-parts": [[year]]}
+    if p.venue:
+        item["container-title"] = p.venue
+    if p.paper_url:
+        item["URL"] = p.paper_url
+    if p.abstract:
+        item["abstract"] = p.abstract
+    if p.keyphrases:
+        item["keyword"] = ", ".join(p.keyphrases)
+    notes = [f"TL;DR: {p.tldr}"] if p.tldr else []
+    if p.extra.get("note"):
+        notes.append(str(p.extra["note"]))
+    if p.status:
+        notes.append(f"Status: {p.status}")
+    if notes:
+        item["note"] = "\n\n".join(notes)
+    return item
+
+
+def render(papers: Iterable[Paper], topics: Iterable[Topic] = (), related: dict[str, list[str]] | None = None,
+           title: str = "") -> str:
+    """A CSL-JSON array of ``papers`` (in the given order); ``topics``, ``related`` and ``title`` are unused."""
+    papers = list(papers)
+    keys = unique_keys(papers)
+    return json.dumps([paper_item(p, k) for p, k in zip(papers, keys, strict=True)], ensure_ascii=False,
+                      indent=2) + "\n"
