@@ -168,3 +168,17 @@ def test_csl_json_of_a_reading_list(copy_atlas, tmp_path):
     assert item["author"][0] == {"family": first[-1], "given": " ".join(first[:-1])}
     assert len(item["author"]) == len(p.authors) and item["id"].endswith("2021net")
     assert "TL;DR: " in item["note"] and "compare with XGBoost" in item["note"]
+
+
+def test_recommend_starts_from_the_reading_list_likes(copy_atlas):
+    db = copy_atlas()
+    res = cli("recommend", "--db", db)
+    assert res.exit_code == 2 and "paperatlas list like PAPER" in res.output
+    atlas = Atlas(db)
+    liked = [p for p in atlas.papers if "reinforcement learning" in " ".join(p.keyphrases).lower()][:3]
+    for p in liked:
+        rl.rate(db, p.id, 1)
+    res = cli("recommend", "--db", db, "-k", "5")
+    assert res.exit_code == 0 and res.output.startswith("Because you liked: ")
+    assert all(p.title in res.output.splitlines()[0] for p in liked)
+    assert res.output.count(" · close to \"") == 5 and not any(f"({p.id})" in res.output for p in liked)

@@ -398,6 +398,59 @@ def demo(ctx, db, port, no_serve):
         ctx.invoke(serve, db=db, host="127.0.0.1", port=port)
 
 
+def _recommend_liked(atlas, like: tuple[str, ...], dislike: tuple[str, ...] = ()) -> tuple[list, list]:
+    """``(liked, disliked)`` papers a recommendation starts from: the ``--like``/``--dislike`` references (ids or
+    titles), else the papers liked and disliked in the reading list (``paperatlas list like``)."""
+    from . import readinglist as rl
+    from .recommend import liked_papers
+
+    if like:
+        return liked_papers(atlas, like), liked_papers(atlas, dislike)
+    liked, disliked = rl.ratings(atlas.con)
+    return ([atlas.by_id[i] for i in liked if i in atlas.by_id],
+            liked_papers(atlas, dislike) + [atlas.by_id[i] for i in disliked if i in atlas.by_id])
+
+
+@main.command()
+@click.option("--like", "like", multiple=True, metavar="PAPER",
+              help="A paper you liked (id or title; repeatable; default: the papers you liked with `list like`).")
+@click.option("--dislike", "dislike", multiple=True, metavar="PAPER", help="A paper you did not like (repeatable).")
+@click.option("--exclude-topic", "exclude_topics", multiple=True, metavar="X",
+              help="Leave out a topic (id or label substring; an area covers its sub-topics; repeatable).")
+@click.option("--exclude-keyphrase", "exclude_keyphrases", multiple=True, metavar="X",
+              help='Leave out papers about X, e.g. "reinforcement learning" (repeatable).')
+@click.option("-k", "--limit", default=10, show_default=True, help="Number of recommendations.")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print recommendations as JSON lines.")
+def recommend(like, dislike, exclude_topics, exclude_keyphrases, limit, db, as_json):
+    """Papers to read next, from papers you liked (MiniLM + TF-IDF similarity), each with its reason."""
+    import json
+
+    from .recommend import recommend as run_recommend
+
+    atlas = _open_atlas(db)
+    try:
+        liked, disliked = _recommend_liked(atlas, like, dislike)
+    except LookupError as e:
+        raise click.ClickException(str(e)) from e
+    if not liked:
+        raise click.UsageError("give at least one --like PAPER, or like papers first: paperatlas list like PAPER")
+    recs = run_recommend(atlas, [p.id for p in liked], [p.id for p in disliked], k=limit,
+                         exclude_topics=exclude_topics, exclude_keyphrases=exclude_keyphrases)
+    if not as_json:
+        click.echo("Because you liked: " + "; ".join(p.title for p in liked))
+    if not recs:
+        click.echo("no papers to recommend", err=True)
+    for i, r in enumerate(recs, 1):
+        if as_json:
+            click.echo(json.dumps({"rank": i, "id": r.paper.id, "title": r.paper.title, "status": r.paper.status,
+                                   "score": r.score, "because": r.because.id, "reason": r.reason},
+                                  ensure_ascii=False))
+            continue
+        click.echo(f"{i:>2}. {r.paper.title}{_status_tag(r.paper)}  ({r.paper.id})")
+        click.echo(f"    score {r.score:.2f} · {r.reason}")
+
+
 def _register_eval() -> None:
     from .eval.cli import eval_group
     from .list_cli import list_group

@@ -167,6 +167,22 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         return render_template("list.html", entries=shown, names=rl.list_names(atlas.path), current=name,
                                n_liked=sum(e.rating > 0 for e in es))
 
+    @app.get("/foryou")
+    def for_you():
+        from .. import readinglist as rl
+        from ..recommend import recommend
+
+        liked, disliked = rl.ratings(atlas.path)
+        liked = [i for i in liked if i in atlas.by_id]
+        disliked = [i for i in disliked if i in atlas.by_id]
+        no_topic = [x for x in request.args.getlist("no_topic") if x.strip()]
+        no_kp = [x for x in request.args.getlist("no_keyphrase") if x.strip()]
+        already = [e.paper_id for e in rl.entries(atlas.path) if e.read_at]
+        recs = recommend(atlas, liked, disliked, k=int(request.args.get("k", 20)), exclude_topics=no_topic,
+                         exclude_keyphrases=no_kp, exclude=already) if liked else []
+        return render_template("foryou.html", recs=recs, liked=[atlas.by_id[i] for i in liked],
+                               disliked=[atlas.by_id[i] for i in disliked], no_topic=no_topic, no_kp=no_kp)
+
     @app.get("/topics")
     def topics():
         return render_template("topics.html")
