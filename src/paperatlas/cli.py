@@ -328,9 +328,9 @@ def topics(db, terms):
 @db_option
 @click.option("--format", "fmt", required=True,
               type=click.Choice(["awesome-md", "highlights-md", "topics-md", "json", "csv", "bibtex", "csl-json",
-                                 "map"]),
+                                 "map", "site"]),
               help="Output format.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output file.")
+@click.option("-o", "--output", required=True, type=click.Path(), help="Output file (a folder for --format site).")
 @click.option("--title", default="", help="Title of the published list or map.")
 @click.option("--list", "list_name", default=None, metavar="NAME",
               help="Publish only this reading list (with your notes); '*' = every paper you marked. "
@@ -358,7 +358,12 @@ def publish(db, fmt, output, title, list_name):
                 p.extra["note"] = notes[p.id]
     rel = {p.id: [r.paper.id for r in run_related(atlas, p, k=5)] for p in papers}
     out = run_publish(fmt, papers, list(atlas.topics.values()), rel, output, title=title)
-    click.echo(f"wrote {out} ({len(papers)} papers, {fmt})")
+    extra = ""
+    if fmt == "site":
+        from .publish.site import first_load_bytes
+
+        extra = f"; the first page loads {first_load_bytes(out) / 1e6:.2f} MB, open {Path(out) / 'index.html'}"
+    click.echo(f"wrote {out} ({len(papers)} papers, {fmt}{extra})")
 
 
 @main.command()

@@ -20,10 +20,13 @@ Each format is a module with ``render(papers, topics, related, title) -> str``, 
     the topic pages in Markdown: table of contents (areas → sub-topics), then per sub-topic its keyphrases,
     nearest topics and papers Oral → Spotlight → Poster (:mod:`.topics_md`);
 ``map``
-    one self-contained interactive HTML map (Plotly.js inlined; works from ``file://``) (:mod:`.map_html`).
+    one self-contained interactive HTML map (Plotly.js inlined; works from ``file://``) (:mod:`.map_html`);
+``site``
+    a static website *folder* (search, paper and topic pages, map, bookmarks; works from ``file://``), written by
+    :func:`.site.write_site` — registered in :data:`DIRECTORY_FORMATS`, not :data:`FORMATS`, as it is not one text.
 
 :func:`render` returns the text; :func:`publish` writes it atomically (a failed render or write leaves any
-previous file at the path untouched).
+previous file at the path untouched); for a directory format it writes the folder atomically instead.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..model import Paper, Topic
-from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, topics_md
+from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, site, topics_md
 
 #: A publisher: ``render(papers, topics, related, title) -> str``.
 Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
@@ -52,7 +55,10 @@ FORMATS: dict[str, Renderer] = {
     "csl-json": csl_json.render,
 }
 
-__all__ = ["FORMATS", "publish", "render"]
+#: Formats that write a folder: name -> ``write(papers, topics, related, out_dir, title) -> Path`` (atomic).
+DIRECTORY_FORMATS: dict[str, Callable[..., Path]] = {"site": site.write_site}
+
+__all__ = ["DIRECTORY_FORMATS", "FORMATS", "publish", "render"]
 
 
 def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
@@ -89,6 +95,9 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
     Returns ``path`` as a :class:`~pathlib.Path`. Raises ``ValueError`` for an unknown format (naming the known
     ones), ``OSError`` when the file cannot be written, and whatever the renderer raises.
     """
+    if fmt in DIRECTORY_FORMATS:  # a folder, written atomically by the format itself
+        topics = topics.values() if isinstance(topics, dict) else topics
+        return DIRECTORY_FORMATS[fmt](list(papers), list(topics), dict(related or {}), path, title)
     text = render(fmt, papers, topics, related, title=title)
     data = text.encode("utf-8")
     target = Path(path)

@@ -1,0 +1,233 @@
+"""Publish an atlas as a static website: a folder that works opened from disk (``file://``, no server, no network)
+and on any static host (``publish --format site -o DIR``).
+
+Layout of ``DIR``::
+
+    index.html          search (MiniSearch, bundled) over titles, authors, keyphrases and TL;DRs; filters by
+                        status / area / year; a Bookmarks view
+    assets/             site.css, site.js (search page), bookmarks.js (☆ buttons), minisearch.min.js (+ LICENSE)
+    data/papers.js      the search data as ``window.ATLAS = {...}`` (``fetch()`` of local JSON is blocked under
+                        ``file://``, a ``<script src>`` is not)
+    paper/<id>.html     one page per paper: title, authors, status, venue, TL;DR, keyphrases, abstract, links, its
+                        area and sub-topic, related papers
+    topic/<id>.html     one page per area and sub-topic: label, sub-topics, top keyphrases, papers
+                        Oral → Spotlight → Poster
+    map.html            the self-contained interactive map of :mod:`.map_html` (Plotly inlined, ~5 MB; not loaded
+                        by the first page)
+
+Bookmarks (☆) are paper ids kept in the browser's ``localStorage`` (key ``paperatlas-bookmarks``).
+
+The first page (``index.html`` and the files it loads, see :func:`first_load_bytes`) is about 0.6 kB per paper
+plus ~35 kB: ~0.5 MB for ICLR 2021's 860 papers. Every text from papers is HTML-escaped by Jinja2 (pages) or put in
+the DOM with ``textContent`` (search results); paper links keep only http(s) URLs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from ..atlasmap import htmlsafe_json
+from ..model import Paper, Topic
+from . import map_html
+from .awesome_md import _paper_sort_key, code_link, default_title, paper_link
+
+FORMAT = "site"
+
+_HERE = Path(__file__).resolve().parent
+_TEMPLATES = _HERE / "templates" / "site"
+_VENDOR = _HERE / "vendor"
+#: Static files copied to ``DIR/assets/``: (source, name in assets).
+_ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site.js"),
+           (_TEMPLATES / "bookmarks.js", "bookmarks.js"), (_VENDOR / "minisearch.min.js", "minisearch.min.js"),
+           (_VENDOR / "minisearch.LICENSE.txt", "minisearch.LICENSE.txt"))
+_STATUS_ORDER = ("Oral", "Spotlight", "Poster")
+_SAFE_URL = ("http://", "https://")
+_ASSET_RE = re.compile(r"""<(?:script\b[^>]*\bsrc|link\b[^>]*\bhref)\s*=\s*["']([^"']+)["']""", re.I)
+
+_env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(["html"]),
+                   undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def _slugs(papers: list[Paper]) -> dict[str, str]:
+    """Paper id -> file name stem (ids restricted to ``[A-Za-z0-9_-]``, made unique)."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for i, p in enumerate(papers):
+        base = re.sub(r"[^A-Za-z0-9_-]", "_", p.id)[:80] or f"paper{i}"
+        slug, n = base, 1
+        while slug.lower() in used:
+            n += 1
+            slug = f"{base}-{n}"
+        used.add(slug.lower())
+        out[p.id] = slug
+    return out
+
+
+def _links(p: Paper) -> list[dict[str, str]]:
+    seen: set[str] = set()
+    out = []
+    for link in p.links:
+        url = link.url.strip()
+        if url.startswith(_SAFE_URL) and url not in seen:
+            seen.add(url)
+            out.append({"url": url, "label": link.kind or "link"})
+    return out
+
+
+def _status_rank(status: str) -> int:
+    return _STATUS_ORDER.index(status) if status in _STATUS_ORDER else len(_STATUS_ORDER)
+
+
+def first_load_bytes(out_dir: str | Path) -> int:
+    """Bytes the first page costs: ``index.html`` plus every local script and stylesheet it references."""
+    root = Path(out_dir)
+    index = root / "index.html"
+    total = index.stat().st_size
+    for ref in dict.fromkeys(_ASSET_RE.findall(index.read_text(encoding="utf-8"))):
+        if "://" not in ref and not ref.startswith("//"):
+            total += (root / ref.split("?")[0].split("#")[0]).stat().st_size
+    return total
+
+
+def _site_data(papers: list[Paper], by_id: dict[int, Topic], slugs: dict[str, str], title: str) -> dict[str, Any]:
+    def area_of(tid: int | None) -> Topic | None:
+        t = by_id.get(tid) if tid is not None else None
+        if t is None:
+            return None
+        return by_id.get(t.parent_id, t) if t.parent_id is not None else t
+
+    rows = []
+    for p in papers:
+        area = area_of(p.topic_id)
+        rows.append({"id": p.id, "file": slugs[p.id], "title": _one_line(p.title),
+                     "authors": ", ".join(p.authors), "keyphrases": "; ".join(p.keyphrases),
+                     "tldr": _one_line(p.tldr), "status": _one_line(p.status), "year": p.year,
+                     "area": area.id if area else None,
+                     "topic": p.topic_id if p.topic_id in by_id else None})
+    statuses = sorted({r["status"] for r in rows if r["status"]}, key=lambda s: (_status_rank(s), s))
+    used_areas = {r["area"] for r in rows if r["area"] is not None}
+    areas = sorted((by_id[a] for a in used_areas), key=lambda t: (-t.size, t.id))
+    return {"title": title, "statuses": statuses,
+            "years": sorted({r["year"] for r in rows if r["year"]}, reverse=True),
+            "areas": [{"id": a.id, "label": a.label} for a in areas],
+            "topics": {str(t.id): t.label for t in by_id.values()},
+            "papers": rows}
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str]], out: Path, title: str) -> None:
+    by_id = {t.id: t for t in topics}
+    slugs = _slugs(papers)
+    by_paper = {p.id: p for p in papers}
+    (out / "assets").mkdir()
+    (out / "data").mkdir()
+    (out / "paper").mkdir()
+    (out / "topic").mkdir()
+    for src, name in _ASSETS:
+        shutil.copyfile(src, out / "assets" / name)
+
+    data = _site_data(papers, by_id, slugs, title)
+    _write(out / "data" / "papers.js", "window.ATLAS = " + htmlsafe_json(data) + ";\n")
+    _write(out / "index.html", _env.get_template("index.html").render(
+        title=title, root="", n_papers=len(papers), n_areas=len(data["areas"])))
+
+    def topic_ref(t: Topic | None) -> dict[str, Any] | None:
+        return {"id": t.id, "label": t.label} if t is not None else None
+
+    def paper_ref(p: Paper) -> dict[str, Any]:
+        return {"file": slugs[p.id], "id": p.id, "title": _one_line(p.title), "status": _one_line(p.status),
+                "tldr": _one_line(p.tldr), "authors": p.authors}
+
+    members: dict[int, list[Paper]] = {}
+    for p in papers:
+        t = by_id.get(p.topic_id) if p.topic_id is not None else None
+        while t is not None:  # the sub-topic and its area
+            members.setdefault(t.id, []).append(p)
+            t = by_id.get(t.parent_id) if t.parent_id is not None and t.parent_id != t.id else None
+
+    page = _env.get_template("paper.html")
+    for p in papers:
+        topic = by_id.get(p.topic_id) if p.topic_id is not None else None
+        area = by_id.get(topic.parent_id) if topic is not None and topic.parent_id is not None else None
+        rel = [paper_ref(by_paper[r]) for r in related.get(p.id, []) if r in by_paper and r != p.id]
+        main = paper_link(p)
+        _write(out / "paper" / f"{slugs[p.id]}.html", page.render(
+            title=title, root="../", p=p, paper_title=_one_line(p.title), status=_one_line(p.status),
+            venue=_one_line(p.venue), year=p.year, tldr=_one_line(p.tldr), abstract=[
+                _one_line(x) for x in (p.abstract or "").split("\n\n") if x.strip()],
+            links=_links(p), main_url=main if main.startswith(_SAFE_URL) else "",
+            code_url=code_link(p) if code_link(p).startswith(_SAFE_URL) else "",
+            topic=topic_ref(topic), area=topic_ref(area), related=rel))
+
+    page = _env.get_template("topic.html")
+    for t in topics:
+        ps = sorted(members.get(t.id, []), key=_paper_sort_key)
+        subs = sorted((s for s in topics if s.parent_id == t.id and s.id != t.id), key=lambda s: (-s.size, s.id))
+        parent = by_id.get(t.parent_id) if t.parent_id is not None else None
+        groups = []
+        for status in (*_STATUS_ORDER, None):
+            group = [paper_ref(p) for p in ps if (p.status in _STATUS_ORDER and p.status == status)
+                     or (status is None and p.status not in _STATUS_ORDER)]
+            if group:
+                groups.append({"status": status or "Other", "papers": group})
+        _write(out / "topic" / f"{t.id}.html", page.render(
+            title=title, root="../", t=t, label=_one_line(t.label), keyphrases=t.keyphrases[:12],
+            subs=[{"id": s.id, "label": s.label, "n": len(members.get(s.id, []))} for s in subs],
+            parent=topic_ref(parent), groups=groups, n=len(ps)))
+
+    _write(out / "map.html", map_html.render(papers, topics, related, title=f"{title} — map"))
+
+
+def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topic],
+               related: dict[str, list[str]] | None, out_dir: str | Path, title: str = "") -> Path:
+    """Write the static site (see the module docstring) to the folder ``out_dir`` and return it as a Path.
+
+    Atomic: the site is built in a temporary folder next to ``out_dir`` and renamed into place; an older folder at
+    ``out_dir`` is replaced only once the new site is complete (a failure leaves it untouched and removes the
+    temporary folder). ``title`` defaults to ``"<venue>"`` (e.g. ``"ICLR 2021"``). Raises ``FileExistsError``
+    (a ``OSError``) when ``out_dir`` is an existing file, and whatever the map renderer raises.
+    """
+    papers = list(papers)
+    topics = list(topics.values()) if isinstance(topics, dict) else list(topics)
+    title = _one_line(title) or default_title(papers).replace("Awesome ", "")
+    target = Path(out_dir)
+    if target.exists() and not target.is_dir():
+        raise FileExistsError(f"{target} exists and is not a folder")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    old: Path | None = None
+    try:
+        tmp.chmod(0o755)
+        _build(papers, topics, dict(related or {}), tmp, title)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
+            old.rmdir()
+            target.rename(old)
+        tmp.rename(target)
+    except BaseException:
+        if old is not None and not target.exists():
+            old.rename(target)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(old)
+    return target
+
+
+__all__ = ["FORMAT", "first_load_bytes", "write_site"]
