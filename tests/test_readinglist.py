@@ -182,3 +182,21 @@ def test_recommend_starts_from_the_reading_list_likes(copy_atlas):
     assert res.exit_code == 0 and res.output.startswith("Because you liked: ")
     assert all(p.title in res.output.splitlines()[0] for p in liked)
     assert res.output.count(" · close to \"") == 5 and not any(f"({p.id})" in res.output for p in liked)
+
+
+def test_highlights_html_is_standalone_and_its_links_resolve(copy_atlas, tmp_path):
+    import re
+
+    db = copy_atlas()
+    for p in Atlas(db).papers[:4]:
+        rl.rate(db, p.id, 1)
+    rl.set_note(db, Atlas(db).papers[0].id, NOTE + "\n\n<script>alert(1)</script>")
+    out = tmp_path / "highlights.html"
+    assert cli("publish", "--format", "highlights-html", "-o", out, "--db", db).exit_code == 0
+    page = out.read_text()
+    assert page.startswith("<!doctype html>") and "<title>My ICLR 2021 highlights</title>" in page
+    assert "<strong>Boolean</strong>" in page and "<script>" not in page  # Markdown rendered, raw HTML escaped
+    assert not re.search(r'(src|href)="(https?:)?//', page.split("<body>")[0])  # nothing loaded from outside
+    ids = set(re.findall(r' id="([^"]+)"', page))
+    targets = re.findall(r'href="#([^"]+)"', page)
+    assert len(targets) >= 5 and all(t in ids for t in targets)  # every table-of-contents link lands

@@ -327,7 +327,8 @@ def topics(db, terms):
 @main.command()
 @db_option
 @click.option("--format", "fmt", required=True,
-              type=click.Choice(["awesome-md", "highlights-md", "topics-md", "json", "csv", "bibtex", "csl-json",
+              type=click.Choice(["awesome-md", "highlights-md", "highlights-html", "topics-md", "json", "csv",
+                                 "bibtex", "csl-json",
                                  "map", "site"]),
               help="Output format.")
 @click.option("-o", "--output", required=True, type=click.Path(), help="Output file (a folder for --format site).")
@@ -344,7 +345,7 @@ def publish(db, fmt, output, title, list_name):
 
     atlas = _open_atlas(db)
     papers = atlas.papers
-    if list_name is not None or fmt == "highlights-md":
+    if list_name is not None or fmt.startswith("highlights"):
         entries = rl.entries(atlas.con, None if list_name in (None, "*") else list_name)
         if list_name is None:  # a highlights post of the papers you liked
             entries = [e for e in entries if e.rating > 0]

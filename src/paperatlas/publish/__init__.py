@@ -11,6 +11,8 @@ Each format is a module with ``render(papers, topics, related, title) -> str``, 
     one row per paper with the main fields (:mod:`.csv_out`);
 ``bibtex``
     one BibTeX entry per paper, written with bibtexparser (:mod:`.bibtex_out`);
+``highlights-html``
+    the same post as one standalone HTML page (:func:`.highlights_md.render_html`);
 ``csl-json``
     CSL-JSON for Zotero, Mendeley, pandoc (:mod:`.csl_json`);
 ``highlights-md``
@@ -52,6 +54,7 @@ FORMATS: dict[str, Renderer] = {
     "map": map_html.render,
     "topics-md": topics_md.render,
     "highlights-md": highlights_md.render,
+    "highlights-html": highlights_md.render_html,
     "csl-json": csl_json.render,
 }
 
