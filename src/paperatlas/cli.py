@@ -191,18 +191,28 @@ def _status_tag(p) -> str:
 @click.option("--mode", type=click.Choice(["hybrid", "bm25", "semantic"]), default="hybrid", show_default=True,
               help="hybrid = BM25 + embedding cosine fused by reciprocal rank fusion.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")
-def search(query, db, status, venue, year, author, topic, keyphrase, limit, mode, as_json):
+@click.option("--export", "export_fmt", type=click.Choice(["bibtex", "csl-json", "csv", "json"]), default=None,
+              help="Also write the results in this format (for Zotero: bibtex or csl-json); needs -o.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File for --export.")
+def search(query, db, status, venue, year, author, topic, keyphrase, limit, mode, as_json, export_fmt, output):
     """Find papers by words and by meaning (QUERY may be empty to list filtered papers)."""
     import json
 
     from .search import search as run_search
 
+    if bool(export_fmt) != bool(output):
+        raise click.UsageError("--export FORMAT and -o FILE go together")
     atlas = _open_atlas(db)
     flt = _filters(status, venue, year, author, topic, keyphrase)
     hits = run_search(atlas, query, k=limit, filters=flt, mode=mode,
                       embed_query=_embed_query_fn() if mode != "bm25" and query.strip() else None)
     if not hits:
         click.echo("no papers match", err=True)
+    if export_fmt:
+        from .publish import publish as run_publish
+
+        out = run_publish(export_fmt, [h.paper for h in hits], list(atlas.topics.values()), {}, output)
+        click.echo(f"wrote {out} ({len(hits)} results, {export_fmt})", err=True)
     for i, h in enumerate(hits, 1):
         p = h.paper
         if as_json:
