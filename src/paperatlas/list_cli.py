@@ -79,34 +79,21 @@ def remove(paper, list_name, all_lists, db):
     click.echo(f"removed from {n} list{'s' if n != 1 else ''}: {title}")
 
 
-@list_group.command()
-@click.argument("paper")
-@_db_option
-def like(paper, db):
-    """Like PAPER (recommendations start from the papers you like)."""
-    path, pid, title = _paper_id(db, paper)
-    _run(rl.rate, path, pid, 1)
-    click.echo(f"liked: {title}")
+def _rating_command(name: str, rating: int, done: str, doc: str) -> None:
+    """Register ``list NAME PAPER``, which sets PAPER's rating to ``rating`` and says ``done: <title>``."""
+
+    def command(paper, db):
+        path, pid, title = _paper_id(db, paper)
+        _run(rl.rate, path, pid, rating)
+        click.echo(f"{done}: {title}")
+
+    command.__doc__ = doc
+    list_group.command(name=name)(click.argument("paper")(_db_option(command)))
 
 
-@list_group.command()
-@click.argument("paper")
-@_db_option
-def dislike(paper, db):
-    """Dislike PAPER (recommendations move away from it)."""
-    path, pid, title = _paper_id(db, paper)
-    _run(rl.rate, path, pid, -1)
-    click.echo(f"disliked: {title}")
-
-
-@list_group.command()
-@click.argument("paper")
-@_db_option
-def unrate(paper, db):
-    """Clear your like or dislike of PAPER."""
-    path, pid, title = _paper_id(db, paper)
-    _run(rl.rate, path, pid, 0)
-    click.echo(f"rating cleared: {title}")
+_rating_command("like", 1, "liked", "Like PAPER (recommendations start from the papers you like).")
+_rating_command("dislike", -1, "disliked", "Dislike PAPER (recommendations move away from it).")
+_rating_command("unrate", 0, "rating cleared", "Clear your like or dislike of PAPER.")
 
 
 @list_group.command()
