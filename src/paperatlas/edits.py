@@ -25,6 +25,19 @@ def parse_keyphrases(text: str) -> list[str]:
     return out
 
 
+def show_overrides(con: sqlite3.Connection, row: sqlite3.Row, overrides: dict[str, dict[str, object]]) -> Paper:
+    """Put the reader's ``overrides`` of the paper in ``row`` (a ``papers`` row) on its stored row and search index
+    at once, without a rebuild; returns the paper as now stored. Runs inside the caller's transaction."""
+    paper = store._row_to_paper(row)
+    store.apply_overrides([paper], overrides)
+    con.execute("UPDATE papers SET tldr = ?, tldr_method = ?, keyphrases = ?, keyphrases_method = ? WHERE id = ?",
+                (paper.tldr, paper.tldr_method, json.dumps(paper.keyphrases, ensure_ascii=False),
+                 paper.keyphrases_method, paper.id))
+    con.execute("UPDATE papers_fts SET keyphrases = ?, tldr = ? WHERE paper_id = ?",
+                ("; ".join(paper.keyphrases + paper.given_keyphrases), paper.tldr, paper.id))
+    return paper
+
+
 def edit_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyphrases: list[str] | None = None,
                clear: bool = False) -> Paper:
     """Record the reader's TL;DR and/or keyphrases for ``paper_id`` and show them at once (papers row and search
@@ -59,14 +72,7 @@ def edit_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyphrase
                 con.execute("INSERT OR REPLACE INTO overrides (paper_id, field, value, title, edited_at) "
                             "VALUES (?, ?, ?, ?, ?)",
                             (paper_id, field, json.dumps(value, ensure_ascii=False), row["title"], now))
-            paper = store._row_to_paper(row)
-            store.apply_overrides([paper], store.get_overrides(con))
-            con.execute("UPDATE papers SET tldr = ?, tldr_method = ?, keyphrases = ?, keyphrases_method = ? "
-                        "WHERE id = ?", (paper.tldr, paper.tldr_method, json.dumps(paper.keyphrases,
-                                                                                   ensure_ascii=False),
-                                         paper.keyphrases_method, paper_id))
-            con.execute("UPDATE papers_fts SET keyphrases = ?, tldr = ? WHERE paper_id = ?",
-                        ("; ".join(paper.keyphrases + paper.given_keyphrases), paper.tldr, paper_id))
+            paper = show_overrides(con, row, store.get_overrides(con))
         return paper
     finally:
         con.close()

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .edits import show_overrides
 from .store import sqlite as store
 
 #: the list ``paperatlas list add`` uses when no ``--list`` is given
@@ -256,21 +257,9 @@ def import_json(db: str | Path, data: dict, source: str = "<json>") -> ImportRep
             rep.not_found = sorted({r[0] for r in con.execute(
                 "SELECT title FROM marks WHERE paper_id NOT IN (SELECT id FROM papers) UNION "
                 "SELECT title FROM list_items WHERE paper_id NOT IN (SELECT id FROM papers)")})
-            _reapply_overrides(con, ids)
+            overrides = store.get_overrides(con)  # show imported TL;DR/keyphrase edits at once, as `edit` does
+            for pid in set(overrides) & ids:
+                show_overrides(con, con.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone(), overrides)
         return rep
     finally:
         con.close()
-
-
-def _reapply_overrides(con: sqlite3.Connection, ids: set[str]) -> None:
-    """Show imported TL;DR/keyphrase overrides at once (papers row and search index), as ``edit`` does."""
-    overrides = store.get_overrides(con)
-    for pid in set(overrides) & ids:
-        row = con.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone()
-        paper = store._row_to_paper(row)
-        store.apply_overrides([paper], {pid: overrides[pid]})
-        con.execute("UPDATE papers SET tldr = ?, tldr_method = ?, keyphrases = ?, keyphrases_method = ? WHERE id = ?",
-                    (paper.tldr, paper.tldr_method, json.dumps(paper.keyphrases, ensure_ascii=False),
-                     paper.keyphrases_method, pid))
-        con.execute("UPDATE papers_fts SET keyphrases = ?, tldr = ? WHERE paper_id = ?",
-                    ("; ".join(paper.keyphrases + paper.given_keyphrases), paper.tldr, pid))

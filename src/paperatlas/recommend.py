@@ -220,20 +220,6 @@ def recommender_for(atlas: Atlas) -> Recommender:
     return rec
 
 
-def _topic_ids(atlas: Atlas, refs: Iterable[str]) -> set[int]:
-    """Topic ids named by ``refs`` (ids or label substrings), with the sub-topics of the areas among them."""
-    ids: set[int] = set()
-    for ref in refs:
-        ref = str(ref).strip()
-        if not ref:
-            continue
-        if ref.isdigit():
-            ids.add(int(ref))
-        else:
-            ids |= {t.id for t in atlas.topics.values() if ref.lower() in t.label.lower()}
-    return ids | {t.id for t in atlas.topics.values() if t.parent_id in ids}
-
-
 def _concept_hit(keys: set[str], phrases: Iterable[str]) -> bool:
     """True when a phrase's concept key equals or contains (as whole words) one of ``keys``."""
     for ph in phrases:
@@ -248,9 +234,9 @@ def excluded_by(atlas: Atlas, exclude_topics: Iterable[str] = (), exclude_keyphr
     area covers its sub-topics) or carrying one of ``exclude_keyphrases`` (matched like the keyphrase facet,
     :func:`paperatlas.search.keyphrase_keys`, also inside longer keyphrases: ``reinforcement learning`` drops
     ``deep reinforcement learning``; also when the paper's topic or area label carries it)."""
-    from .search import keyphrase_keys
+    from .search import keyphrase_keys, resolve_topics
 
-    tids = _topic_ids(atlas, exclude_topics)
+    tids = resolve_topics(atlas, exclude_topics)
     acr = atlas.meta.get("acronyms") or {}
     keys: set[str] = set()
     for x in exclude_keyphrases:

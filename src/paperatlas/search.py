@@ -12,7 +12,7 @@ filters, and related papers with a one-line reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,13 +56,7 @@ class Filters:
         venue = self.venue.lower()
         author = self.author.lower()
         lo, hi = self.year
-        topic_ids: set[int] | None = None
-        if self.topic:
-            if self.topic.isdigit():
-                topic_ids = {int(self.topic)}
-            else:
-                topic_ids = {t.id for t in atlas.topics.values() if self.topic.lower() in t.label.lower()}
-            topic_ids |= {t.id for t in atlas.topics.values() if t.parent_id in topic_ids}  # an area's sub-topics
+        topic_ids = resolve_topics(atlas, [self.topic]) if self.topic else None
         kp = keyphrase_keys(self.keyphrase, atlas.meta.get("acronyms") or {}) if self.keyphrase.strip() else set()
 
         def ok(p: Paper) -> bool:
@@ -81,6 +75,19 @@ class Filters:
             return not (kp and kp.isdisjoint(concept_key(k) for k in p.keyphrases + p.given_keyphrases))
 
         return ok
+
+
+def resolve_topics(atlas: Atlas, refs: Iterable[str]) -> set[int]:
+    """Topic ids named by ``refs`` (each a topic id or a case-insensitive substring of topic labels), with the
+    sub-topics of every area among them; blank references are ignored."""
+    ids: set[int] = set()
+    for ref in refs:
+        ref = str(ref).strip()
+        if ref.isdigit():
+            ids.add(int(ref))
+        elif ref:
+            ids |= {t.id for t in atlas.topics.values() if ref.lower() in t.label.lower()}
+    return ids | {t.id for t in atlas.topics.values() if t.parent_id in ids}
 
 
 def keyphrase_keys(phrase: str, acronyms: dict[str, str]) -> set[str]:
