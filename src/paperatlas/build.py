@@ -183,10 +183,10 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
 
             central = sorted(range(len(papers)), key=lambda i: -float(res.confidence[i]))
             titles: dict[int, list[str]] = {}
+            parent = {t.id: t.parent_id for t in topics}
             for i in central:
                 tid = papers[i].topic_id
-                area = next((t.parent_id for t in topics if t.id == tid), None)
-                for key in (tid, area):
+                for key in (tid, parent.get(tid)):
                     if key is not None:
                         titles.setdefault(key, []).append(papers[i].title)
             fresh = {t.id for t in topics if t.id not in old_topics or old_topics[t.id].label != t.label}

@@ -169,15 +169,14 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
 
     @app.get("/foryou")
     def for_you():
-        from .. import readinglist as rl
         from ..recommend import recommend
 
-        liked, disliked = rl.ratings(atlas.path)
-        liked = [i for i in liked if i in atlas.by_id]
-        disliked = [i for i in disliked if i in atlas.by_id]
+        es, _ = reader_state()  # one read of the reading list serves likes, dislikes and read marks
+        liked = [e.paper_id for e in es if e.rating > 0 and e.paper_id in atlas.by_id]
+        disliked = [e.paper_id for e in es if e.rating < 0 and e.paper_id in atlas.by_id]
         no_topic = [x for x in request.args.getlist("no_topic") if x.strip()]
         no_kp = [x for x in request.args.getlist("no_keyphrase") if x.strip()]
-        already = [e.paper_id for e in rl.entries(atlas.path) if e.read_at]
+        already = [e.paper_id for e in es if e.read_at]
         recs = recommend(atlas, liked, disliked, k=int(request.args.get("k", 20)), exclude_topics=no_topic,
                          exclude_keyphrases=no_kp, exclude=already) if liked else []
         return render_template("foryou.html", recs=recs, liked=[atlas.by_id[i] for i in liked],
