@@ -17,34 +17,24 @@ search index, then a second one), each until the next painted frame. Not a test:
 from __future__ import annotations
 
 import argparse
-import glob
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _corpus import paperlist_papers
 
 from paperatlas.model import Link, Paper, Topic
 from paperatlas.publish import render
-from paperatlas.sources import read
 from paperatlas.text import split_sentences
 
-ROOT = Path(__file__).resolve().parents[1]
-PAPERLISTS = ROOT.parent / "shared" / "data" / "paperlists"
 CHROMIUM = "/usr/bin/chromium"
 N_AREAS, N_SUBS = 20, 6
 
 
 def real_papers(n: int) -> list[Paper]:
     """``n`` papers from the paperlists dumps (largest files first), repeated with new ids when they run out."""
-    files = sorted(glob.glob(str(PAPERLISTS / "*" / "*.json.gz")), key=lambda f: -Path(f).stat().st_size)
-    if not files:
-        raise SystemExit(f"{PAPERLISTS}: no *.json.gz listings (../shared data is needed)")
-    pool: list[Paper] = []
-    for f in files:
-        pool.extend(p for p in read(f) if p.title)
-        if len(pool) >= n:
-            break
+    pool = list(paperlist_papers(n))
     out = []
     for i in range(n):
         src = pool[i % len(pool)]

@@ -17,30 +17,18 @@ mean and p95 ms per request for both. Goal: p95 ≤ 150 ms for ours. Not a test.
 from __future__ import annotations
 
 import argparse
-import glob
 import time
-from pathlib import Path
 
 import numpy as np
+from _corpus import paperlist_papers
 
 from paperatlas.embed import paper_text
 from paperatlas.recommend import Recommender, SvmBaseline
-from paperatlas.sources import read
-
-ROOT = Path(__file__).resolve().parents[1]
-PAPERLISTS = ROOT.parent / "shared" / "data" / "paperlists"
 
 
 def real_texts(n: int) -> list[str]:
     """Up to ``n`` ``"title. abstract"`` texts from the paperlists dumps, largest files first."""
-    files = sorted(glob.glob(str(PAPERLISTS / "*" / "*.json.gz")), key=lambda f: -Path(f).stat().st_size)
-    if not files:
-        raise SystemExit(f"{PAPERLISTS}: no *.json.gz listings (../shared data is needed)")
-    out: list[str] = []
-    for f in files:
-        out.extend(paper_text(p.title, p.abstract) for p in read(f) if p.title and p.abstract)
-        if len(out) >= n:
-            break
+    out = [paper_text(p.title, p.abstract) for p in paperlist_papers(n, keep=lambda p: bool(p.title and p.abstract))]
     return out[:n]
 
 
