@@ -156,3 +156,54 @@ def test_site_search_pages_related_and_bookmarks_from_file_url(site, sample_atla
     finally:
         context.close()
     assert errors == []
+
+
+@pytest.mark.browser
+def test_site_filters_by_status_topic_and_year_from_file_url(sample_atlas, tmp_path, browser):
+    atlas = Atlas(sample_atlas)
+    try:
+        papers, topics = atlas.papers, atlas.topics
+        area_of = {p.id: atlas.area_of(p.topic_id) for p in papers}
+    finally:
+        atlas.close()
+    for i, p in enumerate(papers):  # a second year, as in a list that spans years (seed 004)
+        if i % 3 == 0:
+            p.year = 2020
+    out = write_site(papers, topics, {}, tmp_path / "site", title="Filters")
+    subs_of: dict[int, Counter] = {}
+    for p in papers:
+        subs_of.setdefault(area_of[p.id].id, Counter())[p.topic_id] += 1
+    area = max(subs_of, key=lambda a: (sum(subs_of[a].values()), -a))
+    sub = subs_of[area].most_common(1)[0][0]
+
+    def expect(status="", area_id=None, topic_id=None, year=None) -> set[str]:
+        return {p.title for p in papers
+                if (not status or p.status == status) and (area_id is None or area_of[p.id].id == area_id)
+                and (topic_id is None or p.topic_id == topic_id) and (year is None or p.year == year)}
+
+    page = browser.new_page()
+    try:
+        page.goto((out / "index.html").as_uri())
+        page.wait_for_selector("#results li")
+        assert page.inner_text("#count") == f"{len(papers)} papers"
+        shown = lambda: set(page.locator("#results a.result-link").all_text_contents())  # noqa: E731
+
+        page.select_option("#f-status", "Oral")
+        assert shown() == expect("Oral") and page.inner_text("#count") == f"{len(expect('Oral'))} papers"
+        page.select_option("#f-status", "")
+        page.select_option("#f-area", f"a{area}")
+        assert shown() == expect(area_id=area)
+        # the sub-topic is listed (indented) under its area and narrows the list further
+        label = page.locator(f"#f-area option[value='t{sub}']").inner_text().strip()
+        assert label == topics[sub].label
+        page.select_option("#f-area", f"t{sub}")
+        assert shown() == expect(topic_id=sub)
+        page.select_option("#f-area", "")
+        page.select_option("#f-year", "2020")
+        assert shown() == expect(year=2020) and len(expect(year=2020)) == (len(papers) + 2) // 3
+        page.select_option("#f-status", "Poster")  # filters combine
+        assert shown() == expect("Poster", year=2020)
+        page.fill("#q", "zzzzqqq")  # and apply to a search too: nothing matches
+        page.wait_for_function("() => document.querySelector('#count').textContent === '0 papers'")
+    finally:
+        page.close()

@@ -119,9 +119,16 @@ def _site_data(papers: list[Paper], by_id: dict[int, Topic], slugs: dict[str, st
     statuses = sorted({r["status"] for r in rows if r["status"]}, key=lambda s: (_status_rank(s), s))
     used_areas = {r["area"] for r in rows if r["area"] is not None}
     areas = sorted((by_id[a] for a in used_areas), key=lambda t: (-t.size, t.id))
+    used_subs = {r["topic"] for r in rows if r["topic"] is not None and r["topic"] not in used_areas}
+    subs_of: dict[int, list[Topic]] = {}
+    for t in sorted((by_id[s] for s in used_subs), key=lambda t: (-t.size, t.id)):
+        if t.parent_id is not None:
+            subs_of.setdefault(t.parent_id, []).append(t)
     return {"title": title, "statuses": statuses,
             "years": sorted({r["year"] for r in rows if r["year"]}, reverse=True),
-            "areas": [{"id": a.id, "label": a.label} for a in areas],
+            "areas": [{"id": a.id, "label": a.label,
+                       "topics": [{"id": t.id, "label": t.label} for t in subs_of.get(a.id, [])]}
+                      for a in areas],
             "topics": {str(t.id): t.label for t in by_id.values()},
             "papers": rows}
 

@@ -23,7 +23,12 @@
     });
   }
   addOptions(fStatus, A.statuses.map(function (s) { return { value: s, label: s }; }));
-  addOptions(fArea, A.areas.map(function (a) { return { value: a.id, label: a.label }; }));
+  // the topic filter: each area ("a<id>"), then its sub-topics ("t<id>"), indented
+  addOptions(fArea, A.areas.reduce(function (opts, a) {
+    opts.push({ value: "a" + a.id, label: a.label });
+    (a.topics || []).forEach(function (t) { opts.push({ value: "t" + t.id, label: "\u2003" + t.label }); });
+    return opts;
+  }, []));
   addOptions(fYear, A.years.map(function (y) { return { value: y, label: y }; }));
 
   function el(tag, cls, text) {
@@ -66,7 +71,8 @@
     }
     var st = fStatus.value, ar = fArea.value, yr = fYear.value;
     list = list.filter(function (p) {
-      return (!st || p.status === st) && (!ar || String(p.area) === ar) && (!yr || String(p.year) === yr);
+      var inTopic = !ar || (ar.charAt(0) === "a" ? "a" + p.area === ar : "t" + p.topic === ar);
+      return (!st || p.status === st) && inTopic && (!yr || String(p.year) === yr);
     });
     results.textContent = "";
     list.slice(0, LIMIT).forEach(function (p) { results.appendChild(item(p)); });
