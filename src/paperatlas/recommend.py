@@ -39,6 +39,7 @@ import numpy as np
 from .keyphrases import concept_key
 from .model import Paper
 from .store import Atlas
+from .text import word_tokens
 
 #: weight of the lexical (TF-IDF) z-score next to the dense (MiniLM) one
 LEXICAL_WEIGHT = 1.0
@@ -60,8 +61,9 @@ ASL_SVM = dict(class_weight="balanced", verbose=False, max_iter=10000, tol=1e-6,
 
 
 def _tfidf(texts: Sequence[str], **params):
-    """Sparse CSR ``(n, vocab)`` float32 L2-normalised TF-IDF of ``texts``; on a tiny corpus whose vocabulary
-    the document-frequency limits empty, falls back to ``min_df=1, max_df=1.0``."""
+    """``(matrix, terms)``: sparse CSR ``(n, vocab)`` float32 L2-normalised TF-IDF of ``texts`` and the
+    ``(vocab,)`` array of its terms (unigrams and bigrams); on a tiny corpus whose vocabulary the
+    document-frequency limits empty, falls back to ``min_df=1, max_df=1.0``."""
     from .topics import tfidf_vectorizer
 
     vec = tfidf_vectorizer().set_params(**params) if params else tfidf_vectorizer()
@@ -69,7 +71,7 @@ def _tfidf(texts: Sequence[str], **params):
         x = vec.fit_transform(list(texts))
     except ValueError:
         x = vec.set_params(min_df=1, max_df=1.0).fit_transform(list(texts))
-    return x.astype(np.float32).tocsr()
+    return x.astype(np.float32).tocsr(), vec.get_feature_names_out()
 
 
 def _zscore(s: np.ndarray) -> np.ndarray:
@@ -81,7 +83,8 @@ class Recommender:
     """Our ranking over one corpus, on arrays.
 
     ``texts[i]`` is paper ``i``'s ``"title. abstract"``; ``vectors`` ``(n, dim)`` float32 L2-normalised
-    embeddings (MiniLM, 384-d). Building fits the TF-IDF matrix once (``self.tfidf``, sparse ``(n, vocab)``).
+    embeddings (MiniLM, 384-d). Building fits the TF-IDF matrix once (``self.tfidf``, sparse ``(n, vocab)``,
+    its terms in ``self.terms``). Raises ``ValueError`` when ``texts`` and ``vectors`` differ in length.
     """
 
     def __init__(self, texts: Sequence[str], vectors: np.ndarray, lexical_weight: float = LEXICAL_WEIGHT,
@@ -91,7 +94,7 @@ class Recommender:
             raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
         self.n = len(texts)
         self.vectors = np.asarray(vectors, dtype=np.float32)
-        self.tfidf = _tfidf(texts) if self.n else None
+        self.tfidf, self.terms = _tfidf(texts) if self.n else (None, np.array([], dtype=object))
         self.lexical_weight, self.max_weight, self.dislike_weight = lexical_weight, max_weight, dislike_weight
         self.prf_depth, self.prf_weight = prf_depth, prf_weight
 
@@ -141,6 +144,35 @@ class Recommender:
             top = [int(i) for i in np.argsort(-total, kind="stable")[: self.prf_depth + len(seen)] if i not in seen]
             total = combine(top[: self.prf_depth])
         return total
+
+    def driving_terms(self, row: int, liked: Sequence[int], k: int = 3, vocabulary: set[str] | None = None
+                      ) -> list[str]:
+        """The ``k`` TF-IDF terms that add most to ``row``'s lexical cosine with the ``liked`` rows (term weight
+        in ``row`` × mean weight in the liked papers), largest first. Skipped: a unigram inside a chosen bigram,
+        terms with a number or a word every ML paper uses (``neural``, ``learning``, ``results``), and, when
+        ``vocabulary`` (lower-case words) is given, terms with a word outside it."""
+        from .keyphrases import BROAD, GENERIC, STOP, norm_word
+
+        x = self.tfidf[int(row)]
+        liked_mean = np.asarray(self.tfidf[list(liked)].mean(axis=0)).ravel()
+        contrib = x.data * liked_mean[x.indices]
+        out: list[str] = []
+        keys: list[set[str]] = []  # each chosen term's words, singular: "transformers" = "transformer"
+        for j in np.argsort(-contrib, kind="stable"):
+            if contrib[j] <= 0 or len(out) == k:
+                break
+            term = str(self.terms[x.indices[j]])
+            words = term.split()
+            if any(w in BROAD or w in GENERIC or w in STOP or not w.isalpha() for w in words):
+                continue
+            if vocabulary is not None and not all(w in vocabulary for w in words):
+                continue
+            key = {norm_word(w) for w in words}
+            if any(key <= o for o in keys):
+                continue
+            keep = [i for i, o in enumerate(keys) if not o < key]  # a bigram replaces its unigrams
+            out, keys = [out[i] for i in keep] + [term], [keys[i] for i in keep] + [key]
+        return out
 
     def rank(self, liked: Sequence[int], disliked: Sequence[int] = (), k: int | None = 10,
              exclude: Iterable[int] = (), signals: str = "both") -> tuple[np.ndarray, np.ndarray]:
@@ -279,11 +311,10 @@ def recommend(atlas: Atlas, liked: Sequence[str], disliked: Sequence[str] = (), 
 
     Liked, disliked and ``exclude``d ids never come back, nor papers that :func:`excluded_by` ``exclude_topics``
     / ``exclude_keyphrases`` drops. Each recommendation names the liked paper it is closest to (highest summed
-    z-scored dense + lexical cosine) and why (:func:`paperatlas.search.explain`). Liked ids without an embedding
-    are ignored; empty when no liked paper is embedded. Raises ``KeyError`` for an unknown id.
+    z-scored dense + lexical cosine) and why (:func:`_why`: shared keyphrases and the words that drove it).
+    Liked ids without an embedding are ignored; empty when no liked paper is embedded. Raises ``KeyError`` for
+    an unknown id.
     """
-    from .search import explain
-
     for pid in [*liked, *disliked]:
         if pid not in atlas.by_id:
             raise KeyError(f"unknown paper id {pid!r}")
@@ -304,9 +335,29 @@ def recommend(atlas: Atlas, liked: Sequence[str], disliked: Sequence[str] = (), 
     for j, (r, s) in enumerate(zip(rows.tolist(), scores.tolist(), strict=True)):
         paper = atlas.by_id[atlas.ids[r]]
         because = atlas.by_id[atlas.ids[rows_l[int(np.argmax(per[j]))]]]
-        why = explain(atlas, because, paper)
-        out.append(Recommendation(paper, float(s), because, f'close to "{because.title}": {why}'))
+        out.append(Recommendation(paper, float(s), because,
+                                  f'close to "{because.title}": {_why(atlas, rec, because, paper, r)}'))
     return out
+
+
+def _why(atlas: Atlas, rec: Recommender, because: Paper, paper: Paper, row: int) -> str:
+    """The reason of one recommendation (row ``row``): the keyphrases it shares with the liked paper it is
+    closest to (:func:`paperatlas.search.explain`) and the title/abstract words that make up most of their
+    lexical cosine (:meth:`Recommender.driving_terms`); the shared topic or "similar abstract" when neither
+    exists."""
+    from .search import explain
+
+    base = explain(atlas, because, paper)
+    shared = base.removeprefix("shares keyphrases: ") if base.startswith("shares keyphrases: ") else ""
+    covered = shared.lower()
+    # words a reader can check at a glance: those of the two titles and keyphrases
+    vocab = {w.lower() for p in (because, paper) for w in word_tokens(" ".join([p.title, *p.keyphrases]))}
+    words = [t for t in rec.driving_terms(row, [atlas.row_of[because.id]], k=4, vocabulary=vocab)
+             if t not in covered][:3]
+    parts = [f"shares keyphrases: {shared}"] if shared else []
+    if words:
+        parts.append("words: " + ", ".join(words))
+    return "; ".join(parts) if parts else base
 
 
 def _zscore_cols(m: np.ndarray) -> np.ndarray:

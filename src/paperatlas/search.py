@@ -12,6 +12,7 @@ filters, and related papers with a one-line reason.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -232,32 +233,48 @@ def _content_words(p: Paper) -> dict[str, str]:
     return out
 
 
-_WORD_DF: dict[int, dict[str, int]] = {}
+#: per-atlas document frequencies, dropped with the atlas (a dict keyed by ``id(atlas)`` could hand a new atlas
+#: the counts of a closed one that had the same id)
+_DF_CACHE: weakref.WeakKeyDictionary[Atlas, tuple[dict[str, int], dict[str, int]]] = weakref.WeakKeyDictionary()
 
 
-def _word_df(atlas: Atlas) -> dict[str, int]:
-    """In how many papers of ``atlas`` each content word occurs (computed once per atlas)."""
-    if id(atlas) not in _WORD_DF:
-        df: dict[str, int] = {}
+def _df(atlas: Atlas) -> tuple[dict[str, int], dict[str, int]]:
+    """``(word df, keyphrase df)``: in how many papers of ``atlas`` each content word (title and keyphrases) and
+    each keyphrase (by :func:`phrase_key`) occurs; computed once per atlas."""
+    if atlas not in _DF_CACHE:
+        words: dict[str, int] = {}
+        phrases: dict[str, int] = {}
         for p in atlas.papers:
             for k in _content_words(p):
-                df[k] = df.get(k, 0) + 1
-        _WORD_DF[id(atlas)] = df
-    return _WORD_DF[id(atlas)]
+                words[k] = words.get(k, 0) + 1
+            for k in {phrase_key(k) for k in p.keyphrases + p.given_keyphrases}:
+                phrases[k] = phrases.get(k, 0) + 1
+        _DF_CACHE[atlas] = (words, phrases)
+    return _DF_CACHE[atlas]
+
+
+def _broad_phrase(key: str) -> bool:
+    """A keyphrase made only of words that describe every ML paper (``neural networks``, ``deep learning``,
+    ``training data``): no reason to call two papers related."""
+    return all(w in BROAD or w in GENERIC or w in STOP or norm_word(w) in BROAD for w in key.split())
 
 
 def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
-    """One line saying why ``b`` is related to ``a``: the keyphrases they share, else the title/keyphrase words
-    they share and their common topic, else "similar abstract"."""
+    """One line saying why ``b`` is related to ``a``: the keyphrases they share (rarest in the atlas first,
+    never broad ones like ``neural networks``, nor one inside another shared one), else the title/keyphrase
+    words they share and their common topic, else "similar abstract"."""
+    word_df, phrase_df = _df(atlas)
     mine = {phrase_key(k): k for k in a.keyphrases + a.given_keyphrases}
-    shared = list(dict.fromkeys(mine[phrase_key(k)] for k in b.keyphrases + b.given_keyphrases
-                                if phrase_key(k) in mine))
+    shared_keys = [k for k in dict.fromkeys(phrase_key(k) for k in b.keyphrases + b.given_keyphrases)
+                   if k in mine and not _broad_phrase(k)]
+    # "reinforcement learning" adds nothing next to "deep reinforcement learning"
+    shared_keys = [k for k in shared_keys if not any(k != o and f" {k} " in f" {o} " for o in shared_keys)]
+    shared = [mine[k] for k in sorted(shared_keys, key=lambda k: phrase_df.get(k, 0))]
     if shared:
         return "shares keyphrases: " + ", ".join(shared[:3])
     wa, wb = _content_words(a), _content_words(b)
-    df = _word_df(atlas)
     limit = max(3, 0.05 * len(atlas.papers))  # words in over 5% of papers explain nothing
-    words = [wa[k] for k in wa if k in wb and df.get(k, 0) <= limit][:3]
+    words = [wa[k] for k in wa if k in wb and word_df.get(k, 0) <= limit][:3]
     same_topic = b.topic_id is not None and b.topic_id == a.topic_id
     parts = []
     if words:
