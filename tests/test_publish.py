@@ -361,3 +361,27 @@ def test_bibtex_entry_type_follows_venue(venue, entry_type, venue_field):
     assert names == ({venue_field} if venue_field else set())
     if venue_field:
         assert entry.fields_dict[venue_field].value == venue
+
+
+def test_bibtex_and_csl_json_give_a_paper_the_same_key_in_any_order():
+    from paperatlas.publish.bibtex_out import unique_keys
+
+    papers = [Paper(title="Robust Training", authors=["Tianlong Chen"], year=2021, id=f"id{i}") for i in range(3)]
+    keys = dict(zip((p.id for p in papers), unique_keys(papers), strict=True))
+    assert sorted(keys.values()) == ["chen2021robust", "chen2021robusta", "chen2021robustb"]
+    shuffled = [papers[2], papers[0], papers[1]]
+    assert dict(zip((p.id for p in shuffled), unique_keys(shuffled), strict=True)) == keys
+    bib = render("bibtex", shuffled, [], {})
+    csl = json.loads(render("csl-json", shuffled, [], {}))
+    assert [i["id"] for i in csl] == [keys[p.id] for p in shuffled]
+    assert all(f"{{{keys[p.id]}," in bib for p in papers)
+
+
+def test_a_lowercase_given_name_stays_a_given_name():
+    p = Paper(title="Theory", authors=["Cory Stephenson", "suchismita padhy", "Aaron van den Oord"], year=2021,
+              id="x")
+    bib = render("bibtex", [p], [], {})
+    assert "author = {Cory Stephenson and padhy, suchismita and Aaron van den Oord}" in bib
+    (item,) = json.loads(render("csl-json", [p], [], {}))
+    assert item["author"][1] == {"family": "padhy", "given": "suchismita"}
+    assert item["author"][2] == {"family": "Oord", "given": "Aaron", "non-dropping-particle": "van den"}

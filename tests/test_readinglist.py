@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE
@@ -213,3 +216,36 @@ def test_search_results_export_to_bibtex_and_csl_json(sample_atlas, tmp_path):
     items = json.loads(csl.read_text())
     assert len(items) == 3 and items[0]["title"] == NET_DNF
     assert cli("search", "x", "--export", "bibtex", "--db", sample_atlas).exit_code == 2
+
+
+def test_csl_json_and_bibtex_read_back_by_pandoc_citeproc(copy_atlas, tmp_path):
+    """A real importer reads what Zotero would: pandoc's CSL-JSON and BibTeX readers (citeproc, the CSL engine)
+    get back every title, first author's family name and year, and render a bibliography."""
+    pandoc = shutil.which("pandoc")
+    if pandoc is None:
+        pytest.skip("pandoc is not installed (apt-get install pandoc)")
+    db = copy_atlas()
+    atlas = Atlas(db)
+    picks = atlas.papers[:4]
+    atlas.close()
+    for p in picks:
+        rl.add(db, p.id, "cite")
+    for fmt, ext, reader in (("csl-json", "json", "csljson"), ("bibtex", "bib", "bibtex")):
+        out = tmp_path / f"cite.{ext}"
+        assert cli("publish", "--format", fmt, "--list", "cite", "-o", out, "--db", db).exit_code == 0
+        back = json.loads(subprocess.run([pandoc, "-f", reader, "-t", "csljson", str(out)], capture_output=True,
+                                         text=True, check=True).stdout)
+        # pandoc sets BibTeX titles in sentence case and typographic quotes: compare without case and quotes
+        def same(t: str) -> str:
+            return " ".join(t.replace("’", "'").casefold().split())
+
+        by_title = {same(i["title"]): i for i in back}
+        for p in picks:
+            item = by_title[same(p.title)]
+            assert item["author"][0]["family"] == p.authors[0].split()[-1]
+            assert len(item["author"]) == len(p.authors) and item["issued"]["date-parts"][0][0] == 2021
+        doc = tmp_path / f"refs-{ext}.md"
+        doc.write_text(f'---\nnocite: "@*"\nbibliography: {out.name}\n---\n', encoding="utf-8")
+        text = subprocess.run([pandoc, "--citeproc", "-t", "plain", doc.name], cwd=tmp_path, capture_output=True,
+                              text=True, check=True).stdout
+        assert all(p.authors[0].split()[-1] in text for p in picks) and text.count("2021") >= len(picks)

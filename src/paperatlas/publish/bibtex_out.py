@@ -168,17 +168,31 @@ def _suffixes() -> Iterable[str]:
 
 
 def unique_keys(papers: Iterable[Paper]) -> list[str]:
-    """Citation keys for ``papers`` in order: :func:`citation_key`, with ``a``, ``b``, ... (then ``aa``, ...)
-    appended to a key that is already taken."""
+    """Citation keys for ``papers``, returned in their order: :func:`citation_key`, with ``a``, ``b``, ... (then
+    ``aa``, ...) appended to a key that is already taken. Suffixes are handed out in paper-id order, so a paper
+    gets the same key whatever order the papers come in (the BibTeX and CSL-JSON exports of one list agree)."""
+    papers = list(papers)
     used: set[str] = set()
-    keys = []
-    for p in papers:
-        base = key = citation_key(p)
+    keys: list[str] = [""] * len(papers)
+    for i in sorted(range(len(papers)), key=lambda i: (papers[i].id, i)):
+        base = key = citation_key(papers[i])
         if key in used:
             key = next(base + s for s in _suffixes() if base + s not in used)
         used.add(key)
-        keys.append(key)
+        keys[i] = key
     return keys
+
+
+#: lower-case words BibTeX rightly reads as a name particle (its "von" part: ``Aaron van den Oord``)
+NAME_PARTICLES = frozenset("van von der den de del della da di du le la les des dos das ter ten zu y".split())
+
+
+def lowercase_given_name(name: str) -> bool:
+    """True for a "First Last" name with a lower-case word that is no particle (``suchismita padhy``): BibTeX's
+    name grammar (and bibtexparser's) would read that word as a "von" part and leave the given name empty."""
+    words = name.split()
+    return "," not in name and len(words) > 1 and any(
+        w[:1].islower() and w.lower() not in NAME_PARTICLES and not re.match(r"d['’]", w) for w in words[:-1])
 
 
 def _author_field(authors: list[str]) -> str:
@@ -187,6 +201,9 @@ def _author_field(authors: list[str]) -> str:
         a = " ".join(a.split())
         if not a:
             continue
+        if lowercase_given_name(a):  # written "Last, First" so the lower-case given name stays a given name
+            words = a.split(" ")
+            a = f"{words[-1]}, {' '.join(words[:-1])}"
         # A name containing the word "and" (an organisation) would be split by BibTeX: protect it with braces.
         names.append(f"{{{a}}}" if re.search(r"\band\b", a, re.IGNORECASE) else a)
     return " and ".join(names)

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 
 from ..model import Paper, Topic
-from .bibtex_out import _year, is_conference, unique_keys
+from .bibtex_out import _year, is_conference, lowercase_given_name, unique_keys
 
 FORMAT = "csl-json"
 
@@ -26,6 +26,9 @@ def csl_name(name: str) -> dict[str, str]:
     from bibtexparser.middlewares.names import parse_single_name_into_parts
 
     name = " ".join(name.split())
+    if lowercase_given_name(name):  # "suchismita padhy": BibTeX's grammar would make "suchismita" a particle
+        words = name.split(" ")
+        return {"family": words[-1], "given": " ".join(words[:-1])}
     try:
         parts = parse_single_name_into_parts(name)
     except Exception:  # noqa: BLE001 - bibtexparser raises on odd braces; keep the name whole
