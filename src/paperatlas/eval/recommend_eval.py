@@ -62,7 +62,8 @@ def draws(gold: Sequence[str], n_draws: int, n_liked: int, seed: int) -> list[tu
 def method_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
                 requests: list[tuple[str, list[int]]]) -> list[dict]:
     """Score every method on ``requests``: one dict per method with ``method``, ``p10``, ``ndcg10`` (macro over
-    classes), ``ms_mean``, ``ms_p95`` and ``build_s`` (seconds to build its corpus-level model)."""
+    classes), ``ms_mean``, ``ms_p95`` (milliseconds per request), ``build_s`` (seconds to build its corpus-level
+    model) and ``ms`` (every request's milliseconds)."""
     from ..recommend import Recommender, SvmBaseline
 
     def timed(make):
@@ -94,7 +95,7 @@ def method_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
         p10 = float(np.mean([np.mean([s[0] for s in v]) for v in per_class.values()]))
         nd = float(np.mean([np.mean([s[1] for s in v]) for v in per_class.values()]))
         out.append({"method": name, "p10": p10, "ndcg10": nd, "ms_mean": float(np.mean(ms)),
-                    "ms_p95": float(np.percentile(ms, 95)), "build_s": build_s})
+                    "ms_p95": float(np.percentile(ms, 95)), "build_s": build_s, "ms": ms})
     return out
 
 
@@ -110,14 +111,17 @@ _COLUMNS = [("method", "method", "{}"), ("p10", "P@10", "{:.3f}"), ("ndcg10", "n
               help="Draws of liked papers per class.")
 @click.option("--liked", "n_liked", type=click.IntRange(min=1), default=5, show_default=True,
               help="Liked papers per draw (all from one class).")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the draws.")
-def recommend_command(golds: tuple[str, ...], n_draws: int, n_liked: int, seed: int) -> None:
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the first set of draws.")
+@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Sets of draws (seeds seed, seed+1, ...): P@10 and nDCG@10 as mean ± standard deviation over "
+                   "them, latency over all their requests.")
+def recommend_command(golds: tuple[str, ...], n_draws: int, n_liked: int, seed: int, n_seeds: int) -> None:
     """P@10 and nDCG@10 of recommendations from liked papers of one gold class, ours vs arxiv-sanity-lite's SVM
     (and MiniLM-only, TF-IDF-only ablations), with ms per request.
 
     \b
     paperatlas eval recommend                  # both gold sets (~2 min on 2 cores, mostly embedding)
-    paperatlas eval recommend --gold awesome --draws 2
+    paperatlas eval recommend --gold awesome --draws 2 --seeds 1
     """
     from .topic_eval import format_table, load_gold
 
@@ -126,25 +130,37 @@ def recommend_command(golds: tuple[str, ...], n_draws: int, n_liked: int, seed: 
     for i, (label, texts, gold) in enumerate(sets):
         if i:
             click.echo()
-        requests = draws(gold, n_draws, n_liked, seed)
+        runs = [draws(gold, n_draws, n_liked, seed + j) for j in range(n_seeds)]
+        requests = runs[0]
         used = sorted({c for c, _ in requests})
         sizes = Counter(gold)
+        seeds = f" x {n_seeds} seeds ({seed}-{seed + n_seeds - 1})" if n_seeds > 1 else ""
         click.echo(f"== {label}: {len(texts)} papers, {len(sizes)} classes; {len(used)} classes with >= "
                    f"{max(MIN_CLASS, n_liked + 1)} papers drawn from, {n_draws} draws x {n_liked} liked papers "
-                   f"each = {len(requests)} requests ==")
+                   f"each = {len(requests)} requests{seeds} ==")
         if not requests:
             click.echo("(no class is large enough)")
             continue
-        from .topic_eval import embed_texts
+        from .topic_eval import aggregate, embed_texts
 
         emb = embed_texts(texts)
-        rows = method_rows(texts, gold, emb, requests)
-        click.echo(f"Same-class papers in the top {K} of all other papers (macro over classes); ms = ranking only")
+        per_seed = [method_rows(texts, gold, emb, reqs) for reqs in runs]
+        rows = aggregate(per_seed, sd_keys=("p10", "ndcg10"))
+        for row, *same in zip(rows, *per_seed, strict=True):  # latency over every request of every seed
+            ms = [m for r in same for m in r["ms"]]
+            row["ms_mean"], row["ms_p95"] = float(np.mean(ms)), float(np.percentile(ms, 95))
+        over = f"; mean ± sd over {n_seeds} seeds" if n_seeds > 1 else ""
+        click.echo(f"Same-class papers in the top {K} of all other papers (macro over classes{over}); "
+                   "ms = ranking only")
         click.echo(format_table(rows, _COLUMNS))
         by = {r["method"]: r for r in rows}
         ours, base = by["paperatlas"], by["arxiv-sanity-lite (SVM)"]
+        wins = sum(a["p10"] > b["p10"] for a, b in
+                   ((next(r for r in run if r["method"] == "paperatlas"),
+                     next(r for r in run if r["method"] == "arxiv-sanity-lite (SVM)")) for run in per_seed))
         goals.append(f"{label}: P@10 above arxiv-sanity-lite: {'yes' if ours['p10'] > base['p10'] else 'no'} "
-                     f"({ours['p10']:.3f} vs {base['p10']:.3f})")
+                     f"({ours['p10']:.3f} vs {base['p10']:.3f}{', mean' if n_seeds > 1 else ''}; "
+                     f"above in {wins} of {n_seeds} seeds)")
     if goals:
         click.echo()
         click.echo("Goal check")

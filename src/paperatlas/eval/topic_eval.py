@@ -280,9 +280,9 @@ def knn_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, 
     return rows
 
 
-def aggregate(runs: list[list[dict]]) -> list[dict]:
+def aggregate(runs: list[list[dict]], sd_keys: Sequence[str] = ("nmi", "ari", "acc")) -> list[dict]:
     """Combine the rows of several seeded runs (same methods in the same order) into one row per method: the
-    mean of every number and, for ``nmi``, ``ari`` and ``acc``, also its standard deviation (``nmi_sd``, ...) and
+    mean of every number and, for the ``sd_keys``, also its standard deviation (``nmi_sd``, ...) and
     ``seeds``. A method that failed in any run keeps its first error."""
     out = []
     for rows in zip(*runs, strict=True):
@@ -296,7 +296,7 @@ def aggregate(runs: list[list[dict]]) -> list[dict]:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 vals = [float(r[k]) for r in rows]
                 agg[k] = float(np.mean(vals))
-                if k in ("nmi", "ari", "acc"):
+                if k in sd_keys:
                     agg[f"{k}_sd"] = float(np.std(vals))
         out.append(agg)
     return out
