@@ -99,7 +99,7 @@ def main() -> None:
               help="Number of top-level areas (default: cube root of the number of papers, 8-20).")
 @click.option("--refit-topics", is_flag=True,
               help="Recluster and re-lay-out from scratch even when the atlas's topics could be updated (a "
-              "rebuild that adds up to 25%% new papers otherwise keeps topic ids, labels and map positions).")
+              "rebuild that adds up to 25% new papers otherwise keeps topic ids, labels and map positions).")
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
 @click.option("--tldr-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
               show_default=True, help="openai = any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp "
