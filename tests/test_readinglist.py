@@ -153,6 +153,8 @@ def test_publish_highlights_and_awesome_list_from_a_reading_list(copy_atlas, tmp
     assert cli("publish", "--format", "awesome-md", "--list", "to discuss", "-o", aw, "--db", db).exit_code == 0
     text = aw.read_text()
     assert picks[1].title in text and picks[0].title not in text
+    # a short list gets broad sections (its papers' areas), not one sub-topic each
+    assert f"\n## {atlas.area_of(picks[1].topic_id).label}\n" in text
     res = cli("publish", "--format", "highlights-md", "--list", "nope", "-o", aw, "--db", db)
     assert res.exit_code == 1 and "list 'nope' has no papers" in res.output
 

@@ -20,6 +20,8 @@ Layout::
       - Key Word: Regularization; Generalization.
       - <details><summary>Digest</summary> The digest text. </details>
 
+A section is a sub-topic; when the papers fill fewer than :data:`MIN_PER_SECTION` per sub-topic on average (a
+reading list of 20 papers over 15 sub-topics), a section is an area instead, as the broad sections of seed 004.
 Topics are ordered by the number of papers they hold (largest first), papers within a topic (or year) by status
 (Oral, Spotlight, Poster, anything else) then title. Papers without a topic (or whose topic is not in ``topics``)
 go in a final *Other papers* section, so every paper appears exactly once.
@@ -46,6 +48,9 @@ FORMAT = "awesome-md"
 STATUS_RANK = {"oral": 0, "spotlight": 1, "poster": 2}
 
 OTHER_SECTION = "Other papers"
+
+#: fewest papers per sub-topic section (on average) before sections become areas
+MIN_PER_SECTION = 3
 
 # Inline $...$ math: kept verbatim (no escaping inside). Escaped dollars (\$) do not delimit math.
 _MATH_RE = re.compile(r"(?<!\\)\$(?=\S)(?:[^$\\\n]|\\.)+?(?<=\S)\$")
@@ -244,6 +249,13 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
             members.setdefault(p.topic_id, []).append(p)
         else:
             others.append(p)
+    if members and len(papers) - len(others) < MIN_PER_SECTION * len(members):
+        # a short list (a reading list) spread over many sub-topics: one section per area instead
+        by_area: dict[int, list[Paper]] = {}
+        for tid, ps in members.items():
+            parent = topic_by_id[tid].parent_id
+            by_area.setdefault(parent if parent in topic_by_id else tid, []).extend(ps)
+        members = by_area
     ordered = sorted(members, key=lambda tid: (-len(members[tid]), _one_line(topic_by_id[tid].label).casefold(), tid))
 
     sections: list[tuple[str, list[Paper]]] = [
