@@ -119,7 +119,14 @@ def test_web_app_marks_papers_and_lists_them(copy_atlas):
     assert "have to check on this in the paper" in page and 'value="tabular"' in page
     listing = client.get("/list").get_data(as_text=True)
     assert re.search(r'class="mark liked".*?class="mark read".*?' + re.escape(NET_DNF), listing, re.S)
-    assert '<span class="listtag">tabular</span>' in listing and "Boolean" in listing
+    assert '<span class="listtag">tabular</span>' in listing
+    # the note is Markdown, shown rendered (a list item in bold), on the list and on the paper page
+    assert "<li><strong>Boolean</strong> formulas as a bias</li>" in listing
+    assert "<li><strong>Boolean</strong> formulas as a bias</li>" in page
+    client.post(f"/paper/{pid}/mark", data={"action": "note", "note": "<script>x()</script> [a](javascript:x())"})
+    shown = client.get("/list").get_data(as_text=True)
+    assert "<script>x()" not in shown and "&lt;script&gt;" in shown and 'href="javascript' not in shown
+    client.post(f"/paper/{pid}/mark", data={"action": "note", "note": NOTE})
     (e,) = rl.entries(db)  # written to the atlas file, not just the page
     assert (e.rating, e.lists, e.note) == (1, ["tabular"], NOTE)
     assert client.post(f"/paper/{pid}/mark", data={"action": "remove", "list": "tabular"}).status_code == 302

@@ -109,6 +109,14 @@ blockquote, pre {{ background: #f6f8fa; padding: .4em .8em; }}
 """
 
 
+def note_html(note: str) -> str:
+    """A reader's Markdown note as safe HTML: markdown-it-py CommonMark, raw HTML escaped (not rendered), links
+    with unsafe schemes (``javascript:``) left as text by markdown-it's link validation."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(note or "")
+
+
 def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
                 title: str = "") -> str:
     """The highlights post (:func:`render`) as one standalone HTML page (no external assets), converted with

@@ -8,9 +8,11 @@ import threading
 from pathlib import Path
 
 from flask import Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
+from markupsafe import Markup
 
 from ..atlasmap import map_payload, plotly_js_path, topic_color
 from ..keyphrases import concept_key
+from ..publish.highlights_md import note_html
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
 
@@ -55,6 +57,10 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         for k in {concept_key(k) for k in p.keyphrases + p.given_keyphrases}:
             kp_count[k] = kp_count.get(k, 0) + 1
     topics_sorted = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
+
+    @app.template_filter("note_html")
+    def note_html_filter(note: str) -> Markup:
+        return Markup(note_html(note))  # markdown-it output, raw HTML in the note escaped
 
     @app.context_processor
     def globals_():
