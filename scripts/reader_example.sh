@@ -29,6 +29,9 @@ paperatlas list note "Sharpness-Aware Minimization" \
 paperatlas list note "Pruning Neural Networks at Initialization" \
   "Random shuffling within layers keeps the accuracy of SNIP, GraSP and SynFlow: **the masks' layer-wise density is what matters**." \
   --db "$db" >/dev/null
+paperatlas list note "Tent: Fully Test-Time Adaptation" \
+  "Simple and strong: entropy minimisation on the test batch, only the normalisation affine parameters change." \
+  --db "$db" >/dev/null
 paperatlas list add "Tent: Fully Test-Time Adaptation" --list "to discuss" --db "$db" >/dev/null
 paperatlas list add "Fourier Neural Operator" --list "to discuss" --db "$db" >/dev/null
 paperatlas list mark-read "Deformable DETR" --db "$db" >/dev/null
