@@ -373,7 +373,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
              for k, f in tf[t].items()), reverse=True)]
         support = max(2, round(0.08 * size)) if size >= 6 else 1
         good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
-        top_terms = [_display(forms, k) for k in good[:max_terms]]
+        top_terms = _shown_terms(good, tf[t], forms, max_terms)
         weight = {k: sc for sc, k in scored}
         label = ""
         free = [_extend(k, tf[t], forms) for k in good
@@ -467,6 +467,26 @@ def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
         if f >= share * tf[key] or (adjectival and f >= 2):
             best, best_f = k2, f
     return "" if best == key and adjectival else best
+
+
+def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]], k: int) -> list[str]:
+    """The first ``k`` of a topic's ranked phrase keys as shown on its page, filtered like labels: no generic
+    terms (``neural networks``), no tail fragments (``series modeling``), adjective fragments extended to their
+    phrase (``self-supervised`` → ``self-supervised learning``) or dropped, no possessives, no repeats."""
+    out: list[str] = []
+    for key in keys:
+        if key in _GENERIC_KEYS or _tail_fragment(key, tf):
+            continue
+        full = _extend(key, tf, forms)
+        if not full or full in out:
+            continue
+        shown = _display(forms, full)
+        if phrase_key(shown) in _GENERIC_KEYS or shown.endswith(("'s", "’s", "'")):
+            continue
+        out.append(full)
+        if len(out) == k:
+            break
+    return [_display(forms, key) for key in out]
 
 
 def _related_terms(a: str, b: str) -> bool:

@@ -96,6 +96,7 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
 _HTML_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
+{icon}
 <style>
 body {{ font: 16px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 46rem; margin: 2rem auto;
        padding: 0 1rem; color: #1f2328; }}
@@ -107,6 +108,13 @@ blockquote, pre {{ background: #f6f8fa; padding: .4em .8em; }}
 {body}
 </body></html>
 """
+
+
+#: the page icon, inline (a data: URI) so a standalone page requests nothing
+FAVICON = ("<link rel=\"icon\" href=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' "
+           "viewBox='0 0 16 16'%3E%3Ccircle cx='8' cy='8' r='7' fill='%232b59c3'/%3E"
+           "%3Ccircle cx='5.5' cy='6' r='1.6' fill='%23fff'/%3E"
+           "%3Ccircle cx='10.5' cy='9.5' r='1.6' fill='%23fff'/%3E%3C/svg%3E\">")
 
 
 def note_html(note: str) -> str:
@@ -134,4 +142,4 @@ def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[
             tok.attrSet("id", github_anchor(tokens[i + 1].content))
     body = md.renderer.render(tokens, md.options, {})
     first = md_text.splitlines()[0].lstrip("# ").strip()
-    return _HTML_PAGE.format(title=html.escape(first), body=body)
+    return _HTML_PAGE.format(title=html.escape(first), body=body, icon=FAVICON)

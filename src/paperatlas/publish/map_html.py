@@ -23,12 +23,14 @@ from markupsafe import Markup
 
 from ..atlasmap import htmlsafe_json, map_payload, plotly_js_path, static_text
 from ..model import Paper, Topic
+from .highlights_md import FAVICON
 
 FORMAT = "map"
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
 _env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(["html"]),
                    undefined=StrictUndefined, keep_trailing_newline=True)
+_env.globals["favicon"] = Markup(FAVICON)
 
 
 def _inline(text: str, closing: str, what: str) -> Markup:

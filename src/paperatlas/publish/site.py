@@ -33,11 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from ..atlasmap import htmlsafe_json
 from ..model import Paper, Topic
 from . import map_html
 from .awesome_md import _paper_sort_key, code_link, default_title, paper_link
+from .highlights_md import FAVICON
 
 FORMAT = "site"
 
@@ -54,6 +56,7 @@ _ASSET_RE = re.compile(r"""<(?:script\b[^>]*\bsrc|link\b[^>]*\bhref)\s*=\s*["'](
 
 _env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(["html"]),
                    undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+_env.globals["favicon"] = Markup(FAVICON)
 
 
 def _one_line(text: str) -> str:
@@ -96,7 +99,7 @@ def first_load_bytes(out_dir: str | Path) -> int:
     index = root / "index.html"
     total = index.stat().st_size
     for ref in dict.fromkeys(_ASSET_RE.findall(index.read_text(encoding="utf-8"))):
-        if "://" not in ref and not ref.startswith("//"):
+        if "://" not in ref and not ref.startswith(("//", "data:")):  # a data: URI is inside index.html already
             total += (root / ref.split("?")[0].split("#")[0]).stat().st_size
     return total
 

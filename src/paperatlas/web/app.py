@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from ..atlasmap import map_payload, plotly_js_path, topic_color
 from ..keyphrases import concept_key
-from ..publish.highlights_md import note_html
+from ..publish.highlights_md import FAVICON, note_html
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
 
@@ -67,7 +67,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         return {"atlas": atlas, "topic_color": topic_color, "topics_sorted": topics_sorted,
                 "area_color": lambda tid: topic_color(getattr(atlas.area_of(tid), "id", tid)),
                 "kp_count": lambda k: kp_count.get(concept_key(k), 0), "n_papers": len(atlas.papers),
-                "statuses": STATUSES}
+                "statuses": STATUSES, "favicon": Markup(FAVICON)}
 
     def current_filters() -> Filters:
         try:
