@@ -295,31 +295,40 @@ def _concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
 
 
 def excluded_rows(atlas: Atlas, exclude_topics: Iterable[str] = (), exclude_keyphrases: Iterable[str] = ()
-                  ) -> set[int]:
+                  ) -> frozenset[int]:
     """Rows (of ``atlas.ids``) of the papers filed under one of ``exclude_topics`` (ids or label substrings, an
     area covering its sub-topics, :func:`paperatlas.search.resolve_topics`) or carrying one of
     ``exclude_keyphrases``: matched like the keyphrase facet (:func:`paperatlas.search.keyphrase_keys`, an
     acronym = its long form), also inside longer keyphrases (``reinforcement learning`` drops ``deep
-    reinforcement learning``) and in the paper's topic or area label. Raises ``LookupError`` (from
-    ``resolve_topics``) for a topic that matches nothing."""
+    reinforcement learning``) and in the paper's topic or area label. The answer is cached on the atlas object
+    per set of exclusions (a reader's "no reinforcement learning" is asked on every request)."""
     from .search import keyphrase_keys, resolve_topics
 
+    topic_refs = tuple(sorted({str(t).strip() for t in exclude_topics if str(t).strip()}))
+    phrases = tuple(sorted({" ".join(str(x).split()) for x in exclude_keyphrases if str(x).strip()}))
+    if not topic_refs and not phrases:
+        return frozenset()
+    cache: dict = atlas.__dict__.setdefault("_excluded_rows", {})  # a reader keeps the same exclusions
+    if (topic_refs, phrases) in cache:
+        return cache[topic_refs, phrases]
     rows: set[int] = set()
-    tids = resolve_topics(atlas, [t for t in exclude_topics if str(t).strip()])
+    tids = resolve_topics(atlas, topic_refs)
     if tids:
         rows |= {i for i, pid in enumerate(atlas.ids) if atlas.by_id[pid].topic_id in tids}
     acr = atlas.meta.get("acronyms") or {}
     keys: set[str] = set()
-    for x in exclude_keyphrases:
-        if str(x).strip():
-            keys |= keyphrase_keys(str(x), acr)
+    for x in phrases:
+        keys |= keyphrase_keys(x, acr)
     needles = [f" {k} " for k in keys if k]
     if needles:
         text, starts = _concept_text(atlas)
         for needle in needles:
             offsets = [m.start() for m in re.finditer(re.escape(needle), text)]
             rows |= set((np.searchsorted(starts, offsets, side="right") - 1).tolist())
-    return rows
+    if len(cache) >= 32:
+        cache.clear()
+    cache[topic_refs, phrases] = frozenset(rows)
+    return cache[topic_refs, phrases]
 
 
 def liked_papers(atlas: Atlas, refs: Iterable[str]) -> list[Paper]:
