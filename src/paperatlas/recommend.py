@@ -32,6 +32,7 @@ use the current settings on title + abstract (our corpora have no author string 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -256,13 +257,17 @@ def _atlas_text(p: Paper) -> str:
     return paper_text(p.title, p.abstract or p.digest or p.tldr or "")
 
 
+_BUILD_LOCK = threading.Lock()
+
+
 def recommender_for(atlas: Atlas) -> Recommender:
     """The :class:`Recommender` of ``atlas``'s embedded papers (rows = ``atlas.ids``), built once and cached on
     the atlas object."""
-    rec = getattr(atlas, "_recommender", None)
-    if rec is None:
-        rec = Recommender([_atlas_text(atlas.by_id[i]) for i in atlas.ids], atlas.vectors)
-        atlas._recommender = rec
+    with _BUILD_LOCK:  # the web app warms it up in a thread while a request may ask for it
+        rec = getattr(atlas, "_recommender", None)
+        if rec is None:
+            rec = Recommender([_atlas_text(atlas.by_id[i]) for i in atlas.ids], atlas.vectors)
+            atlas._recommender = rec
     return rec
 
 
