@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from markupsafe import escape
 
 from paperatlas.cli import main
-from paperatlas.search import STATUS_ORDER, nearest_topics, topic_members
+from paperatlas.model import STATUSES as STATUS_ORDER
+from paperatlas.search import nearest_topics, topic_members
 from paperatlas.store import Atlas
 from paperatlas.web import create_app
 

@@ -13,6 +13,15 @@ from typing import Any
 #: Link kinds recognised across readers and publishers.
 LINK_KINDS = ("paper", "code", "openreview", "project", "other")
 
+#: The statuses of accepted conference papers in the spelling :attr:`Paper.status` stores, talks first: the order
+#: every page and list shows papers in.
+STATUSES = ("Oral", "Spotlight", "Poster")
+
+
+def status_rank(status: str) -> int:
+    """Sort rank of a status: 0 Oral, 1 Spotlight, 2 Poster (as :data:`STATUSES` spells them), 3 anything else."""
+    return STATUSES.index(status) if status in STATUSES else len(STATUSES)
+
 
 class SourceError(ValueError):
     """A reader could not make sense of its input.

@@ -20,6 +20,7 @@ import numpy as np
 
 from .keyphrases import BROAD, GENERIC, STOP, concept_key, norm_word, phrase_key
 from .model import Paper, Topic
+from .model import status_rank as status_of
 from .store import Atlas
 from .text import normalize_title, word_tokens
 
@@ -304,12 +305,10 @@ def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
     return "; ".join(parts) or "similar abstract"
 
 
-STATUS_ORDER = ("Oral", "Spotlight", "Poster")
-
-
 def status_rank(p: Paper) -> tuple[int, str]:
-    """Sort key putting Oral before Spotlight before Poster before anything else, then by title."""
-    return (STATUS_ORDER.index(p.status) if p.status in STATUS_ORDER else len(STATUS_ORDER), p.title.casefold())
+    """Sort key putting Oral before Spotlight before Poster before anything else (:func:`model.status_rank
+    <paperatlas.model.status_rank>`), then by title."""
+    return (status_of(p.status), p.title.casefold())
 
 
 def topic_members(atlas: Atlas, topic_id: int) -> tuple[list[Paper], list[Paper]]:

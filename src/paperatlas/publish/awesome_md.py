@@ -39,13 +39,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from ..model import Paper, Topic
+from ..model import Paper, Topic, status_rank
 from ..text import slugify, split_sentences
 
 FORMAT = "awesome-md"
 
-#: Sort rank of a paper's status inside a section (lower first); anything else ranks after Poster.
-STATUS_RANK = {"oral": 0, "spotlight": 1, "poster": 2}
 
 OTHER_SECTION = "Other papers"
 
@@ -129,7 +127,8 @@ def github_anchor(heading: str) -> str:
 
 
 def _status_rank(p: Paper) -> int:
-    return STATUS_RANK.get(p.status.strip().lower(), len(STATUS_RANK))
+    """:func:`paperatlas.model.status_rank`, whatever the case of the listing's status (``oral`` = ``Oral``)."""
+    return status_rank(p.status.strip().capitalize())
 
 
 def _paper_sort_key(p: Paper) -> tuple:

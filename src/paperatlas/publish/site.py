@@ -36,7 +36,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from ..atlasmap import htmlsafe_json
-from ..model import Paper, Topic
+from ..model import STATUSES, Paper, Topic, status_rank
 from . import map_html
 from .awesome_md import _paper_sort_key, code_link, default_title, paper_link
 from .highlights_md import FAVICON
@@ -50,7 +50,6 @@ _VENDOR = _HERE / "vendor"
 _ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site.js"),
            (_TEMPLATES / "bookmarks.js", "bookmarks.js"), (_VENDOR / "minisearch.min.js", "minisearch.min.js"),
            (_VENDOR / "minisearch.LICENSE.txt", "minisearch.LICENSE.txt"))
-_STATUS_ORDER = ("Oral", "Spotlight", "Poster")
 _SAFE_URL = ("http://", "https://")
 _ASSET_RE = re.compile(r"""<(?:script\b[^>]*\bsrc|link\b[^>]*\bhref)\s*=\s*["']([^"']+)["']""", re.I)
 
@@ -89,10 +88,6 @@ def _links(p: Paper) -> list[dict[str, str]]:
     return out
 
 
-def _status_rank(status: str) -> int:
-    return _STATUS_ORDER.index(status) if status in _STATUS_ORDER else len(_STATUS_ORDER)
-
-
 def first_load_bytes(out_dir: str | Path) -> int:
     """Bytes the first page costs: ``index.html`` plus every local script and stylesheet it references."""
     root = Path(out_dir)
@@ -119,7 +114,7 @@ def _site_data(papers: list[Paper], by_id: dict[int, Topic], slugs: dict[str, st
                      "tldr": _one_line(p.tldr), "status": _one_line(p.status), "year": p.year,
                      "area": area.id if area else None,
                      "topic": p.topic_id if p.topic_id in by_id else None})
-    statuses = sorted({r["status"] for r in rows if r["status"]}, key=lambda s: (_status_rank(s), s))
+    statuses = sorted({r["status"] for r in rows if r["status"]}, key=lambda s: (status_rank(s), s))
     used_areas = {r["area"] for r in rows if r["area"] is not None}
     areas = sorted((by_id[a] for a in used_areas), key=lambda t: (-t.size, t.id))
     used_subs = {r["topic"] for r in rows if r["topic"] is not None and r["topic"] not in used_areas}
@@ -190,9 +185,9 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
         subs = sorted((s for s in topics if s.parent_id == t.id and s.id != t.id), key=lambda s: (-s.size, s.id))
         parent = by_id.get(t.parent_id) if t.parent_id is not None else None
         groups = []
-        for status in (*_STATUS_ORDER, None):
-            group = [paper_ref(p) for p in ps if (p.status in _STATUS_ORDER and p.status == status)
-                     or (status is None and p.status not in _STATUS_ORDER)]
+        for status in (*STATUSES, None):
+            group = [paper_ref(p) for p in ps if (p.status in STATUSES and p.status == status)
+                     or (status is None and p.status not in STATUSES)]
             if group:
                 groups.append({"status": status or "Other", "papers": group})
         _write(out / "topic" / f"{t.id}.html", page.render(

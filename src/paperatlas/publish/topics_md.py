@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ..model import Paper, Topic
+from ..model import STATUSES, Paper, Topic
 from .awesome_md import (
     _one_line,
     _paper_sort_key,
@@ -46,7 +46,6 @@ from .awesome_md import (
 )
 
 FORMAT = "topics-md"
-STATUSES = ("Oral", "Spotlight", "Poster")
 
 
 def _paper_lines(p: Paper) -> list[str]:

@@ -32,13 +32,11 @@ import re
 from pathlib import Path
 
 from ..latex import clean_markup, unescape_markdown
-from ..model import Link, Paper, SourceError, SourceRef
+from ..model import STATUSES, Link, Paper, SourceError, SourceRef
 from ..text import classify_link, find_urls
 
 FORMAT = "paperlists-md"
 
-#: Statuses the listing uses, in the spelling stored in :attr:`Paper.status`.
-STATUSES = ("Oral", "Spotlight", "Poster")
 
 # "## title" (exactly two hashes, then whitespace or end of line); group 1 is the heading text.
 _PAPER_HEADING_RE = re.compile(r"^##(?!#)(?:[ \t]+(.*?))?[ \t]*$")

@@ -12,11 +12,10 @@ from markupsafe import Markup
 
 from ..atlasmap import map_payload, plotly_js_path, topic_color
 from ..keyphrases import concept_key
+from ..model import STATUSES
 from ..publish.highlights_md import FAVICON, note_html
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
-
-STATUSES = ("Oral", "Spotlight", "Poster")
 
 __all__ = ["STATUSES", "create_app", "topic_color"]
 
