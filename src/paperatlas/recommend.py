@@ -32,7 +32,6 @@ use the current settings on title + abstract (our corpora have no author string 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -99,7 +98,6 @@ class Recommender:
         self.tfidf, self.terms = _tfidf(texts) if self.n else (None, np.array([], dtype=object))
         self.lexical_weight, self.max_weight, self.dislike_weight = lexical_weight, max_weight, dislike_weight
         self.prf_depth, self.prf_weight = prf_depth, prf_weight
-        self._last: tuple[tuple[int, ...], dict[str, np.ndarray]] | None = None
 
     # per-signal cosines of every paper to the given rows: (n, len(rows))
     def dense_sims(self, rows: Sequence[int]) -> np.ndarray:
@@ -109,27 +107,24 @@ class Recommender:
         q = self.tfidf[list(rows)].T.toarray()  # (vocab, len(rows)) dense: sparse @ dense is the fast product
         return np.asarray(self.tfidf @ q)
 
-    def request_sims(self, rows: Sequence[int]) -> dict[str, np.ndarray]:
-        """``{"dense": (n, len(rows)), "lexical": (n, len(rows))}`` cosines of every paper to ``rows``; the last
-        request's are kept, so explaining a ranking does not compute them again."""
-        key = tuple(int(r) for r in rows)
-        last = self._last
-        if last is not None and last[0] == key:
-            return last[1]
-        sims = {"dense": self.dense_sims(key), "lexical": self.lexical_sims(key)}
-        self._last = (key, sims)
-        return sims
+    def cosines(self, rows: Sequence[int]) -> dict[str, np.ndarray]:
+        """``{"dense": (n, len(rows)), "lexical": (n, len(rows))}`` cosines of every paper to ``rows``: pass them
+        to :meth:`rank` (``sims``) and reuse them to explain the ranking instead of computing them twice."""
+        rows = [int(r) for r in rows]
+        return {"dense": self.dense_sims(rows), "lexical": self.lexical_sims(rows)}
 
     def _affinity(self, sims: np.ndarray, weights: np.ndarray) -> np.ndarray:
         mean = sims @ (weights / weights.sum())
         return (1 - self.max_weight) * mean + self.max_weight * sims.max(axis=1)
 
     def scores(self, liked: Sequence[int], disliked: Sequence[int] = (), signals: str = "both",
-               prf: bool = True) -> np.ndarray:
+               prf: bool = True, sims: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """``(n,)`` score of every paper (higher = recommend first; the liked/disliked rows themselves included).
 
         ``signals`` is ``"both"`` (ours), ``"dense"`` or ``"lexical"`` (ablations: one signal, no feedback round
-        unless ``prf``). Raises ``ValueError`` when ``liked`` is empty.
+        unless ``prf``). ``sims``: :meth:`cosines` of the liked rows then the disliked ones (each without repeats,
+        a disliked row that is also liked left out), when the caller has them already. Raises ``ValueError`` when
+        ``liked`` is empty or ``sims`` has another number of columns.
         """
         liked = list(dict.fromkeys(int(r) for r in liked))
         if not liked:
@@ -137,8 +132,11 @@ class Recommender:
         disliked = [int(r) for r in dict.fromkeys(disliked) if r not in liked]
         parts = [("dense", self.dense_sims, 1.0), ("lexical", self.lexical_sims, self.lexical_weight)]
         parts = [p for p in parts if signals in ("both", p[0])]
-        first = self.request_sims(liked + disliked) if signals == "both" else {}
-        sims = {name: (f, w, first[name] if name in first else f(liked + disliked)) for name, f, w in parts}
+        given = sims or {}
+        if any(s.shape[1] != len(liked) + len(disliked) for s in given.values()):
+            raise ValueError(f"sims have {[s.shape[1] for s in given.values()]} columns, not "
+                             f"{len(liked) + len(disliked)} (liked + disliked)")
+        sims = {name: (f, w, given[name] if name in given else f(liked + disliked)) for name, f, w in parts}
 
         def combine(extra: list[int]) -> np.ndarray:
             total = np.zeros(self.n, dtype=np.float64)
@@ -190,10 +188,11 @@ class Recommender:
         return out
 
     def rank(self, liked: Sequence[int], disliked: Sequence[int] = (), k: int | None = 10,
-             exclude: Iterable[int] = (), signals: str = "both") -> tuple[np.ndarray, np.ndarray]:
+             exclude: Iterable[int] = (), signals: str = "both", sims: dict[str, np.ndarray] | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, scores)``: the ``k`` best rows (all when ``k`` is None), best first, never a liked, disliked
-        or ``exclude``d row."""
-        s = self.scores(liked, disliked, signals=signals, prf=signals == "both")
+        or ``exclude``d row (``sims``: see :meth:`scores`)."""
+        s = self.scores(liked, disliked, signals=signals, prf=signals == "both", sims=sims)
         drop = np.array(sorted({*map(int, liked), *map(int, disliked), *map(int, exclude)}), dtype=int)
         s = s.copy()
         s[drop] = -np.inf
@@ -257,18 +256,11 @@ def _atlas_text(p: Paper) -> str:
     return paper_text(p.title, p.abstract or p.digest or p.tldr or "")
 
 
-_BUILD_LOCK = threading.Lock()
-
-
 def recommender_for(atlas: Atlas) -> Recommender:
-    """The :class:`Recommender` of ``atlas``'s embedded papers (rows = ``atlas.ids``), built once and cached on
-    the atlas object."""
-    with _BUILD_LOCK:  # the web app warms it up in a thread while a request may ask for it
-        rec = getattr(atlas, "_recommender", None)
-        if rec is None:
-            rec = Recommender([_atlas_text(atlas.by_id[i]) for i in atlas.ids], atlas.vectors)
-            atlas._recommender = rec
-    return rec
+    """The :class:`Recommender` of ``atlas``'s embedded papers (rows = ``atlas.ids``), built once per atlas object
+    (:meth:`Atlas.derived`: the web app warms it up in a thread while a request may ask for it)."""
+    return atlas.derived("recommender", lambda: Recommender([_atlas_text(atlas.by_id[i]) for i in atlas.ids],
+                                                            atlas.vectors))
 
 
 def _concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
@@ -277,9 +269,10 @@ def _concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
     ``" key1 | key2 | ... "`` (space-padded so a key matches as whole words); the papers' lines joined by
     newlines into one ``text``, ``starts`` ``(n,)`` int64 the offset of each line. Computed once per atlas object:
     an exclusion then is a few C-speed substring scans instead of re-normalising ~10 phrases of every paper."""
-    cached = getattr(atlas, "_concept_text", None)
-    if cached is not None:
-        return cached
+    return atlas.derived("concept text", lambda: _build_concept_text(atlas))
+
+
+def _build_concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
     label_keys: dict[int, list[str]] = {}
     for tid in atlas.topics:
         labels = [atlas.topic_label(tid)]
@@ -295,8 +288,7 @@ def _concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
         lines.append(" " + " | ".join(k.replace("\n", " ") for k in keys) + " ")
     starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]]).astype(np.int64) if lines else \
         np.zeros(0, dtype=np.int64)
-    atlas._concept_text = ("\n".join(lines), starts)
-    return atlas._concept_text
+    return "\n".join(lines), starts
 
 
 def excluded_rows(atlas: Atlas, exclude_topics: Iterable[str] = (), exclude_keyphrases: Iterable[str] = ()
@@ -313,7 +305,7 @@ def excluded_rows(atlas: Atlas, exclude_topics: Iterable[str] = (), exclude_keyp
     phrases = tuple(sorted({" ".join(str(x).split()) for x in exclude_keyphrases if str(x).strip()}))
     if not topic_refs and not phrases:
         return frozenset()
-    cache: dict = atlas.__dict__.setdefault("_excluded_rows", {})  # a reader keeps the same exclusions
+    cache: dict = atlas.derived("excluded rows", dict)  # a reader keeps the same exclusions
     if (topic_refs, phrases) in cache:
         return cache[topic_refs, phrases]
     rows: set[int] = set()
@@ -369,11 +361,12 @@ def recommend(atlas: Atlas, liked: Sequence[str], disliked: Sequence[str] = (), 
     rec = recommender_for(atlas)
     skip = {atlas.row_of[p] for p in exclude if p in atlas.row_of}
     skip |= excluded_rows(atlas, exclude_topics, exclude_keyphrases)
-    rows, scores = rec.rank(rows_l, rows_d, k=k, exclude=skip)
+    rows_d = [r for r in rows_d if r not in rows_l]
+    sims = rec.cosines(rows_l + rows_d)  # ranks, then says which liked paper each recommendation is closest to
+    rows, scores = rec.rank(rows_l, rows_d, k=k, exclude=skip, sims=sims)
     if not len(rows):
         return []
     # the liked paper each recommendation is closest to: both signals, each z-scored over the corpus per liked paper
-    sims = rec.request_sims(rows_l + [r for r in rows_d if r not in rows_l])
     nl = len(rows_l)
     per = (_zscore_cols(sims["dense"][:, :nl]) + rec.lexical_weight * _zscore_cols(sims["lexical"][:, :nl]))[rows]
     out = []
@@ -390,10 +383,9 @@ def _why(atlas: Atlas, rec: Recommender, because: Paper, paper: Paper, row: int)
     closest to (:func:`paperatlas.search.explain`) and the title/abstract words that make up most of their
     lexical cosine (:meth:`Recommender.driving_terms`); the shared topic or "similar abstract" when neither
     exists."""
-    from .search import explain
+    from .search import explain, shared_keyphrases
 
-    base = explain(atlas, because, paper)
-    shared = base.removeprefix("shares keyphrases: ") if base.startswith("shares keyphrases: ") else ""
+    shared = ", ".join(shared_keyphrases(atlas, because, paper)[:3])
     covered = shared.lower()
     # words a reader can check at a glance: those of the two titles and keyphrases
     vocab = {w.lower() for p in (because, paper) for w in word_tokens(" ".join([p.title, *p.keyphrases]))}
@@ -402,8 +394,11 @@ def _why(atlas: Atlas, rec: Recommender, because: Paper, paper: Paper, row: int)
     parts = [f"shares keyphrases: {shared}"] if shared else []
     if words:
         parts.append("words: " + ", ".join(words))
-    return "; ".join(parts) if parts else base
+    return "; ".join(parts) if parts else explain(atlas, because, paper)
 
 
 def _zscore_cols(m: np.ndarray) -> np.ndarray:
-    return (m - m.mean(axis=0)) / np.where(m.std(axis=0) > 0, m.std(axis=0), 1.0) if len(m) > 1 else m
+    if len(m) <= 1:
+        return m
+    sd = m.std(axis=0)
+    return (m - m.mean(axis=0)) / np.where(sd > 0, sd, 1.0)

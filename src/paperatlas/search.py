@@ -12,7 +12,6 @@ filters, and related papers with a one-line reason.
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -254,15 +253,11 @@ def _content_words(p: Paper) -> dict[str, str]:
     return out
 
 
-#: per-atlas document frequencies, dropped with the atlas (a dict keyed by ``id(atlas)`` could hand a new atlas
-#: the counts of a closed one that had the same id)
-_DF_CACHE: weakref.WeakKeyDictionary[Atlas, tuple[dict[str, int], dict[str, int]]] = weakref.WeakKeyDictionary()
-
-
 def _df(atlas: Atlas) -> tuple[dict[str, int], dict[str, int]]:
     """``(word df, keyphrase df)``: in how many papers of ``atlas`` each content word (title and keyphrases) and
-    each keyphrase (by :func:`phrase_key`) occurs; computed once per atlas."""
-    if atlas not in _DF_CACHE:
+    each keyphrase (by :func:`phrase_key`) occurs; computed once per atlas (:meth:`Atlas.derived`)."""
+
+    def count() -> tuple[dict[str, int], dict[str, int]]:
         words: dict[str, int] = {}
         phrases: dict[str, int] = {}
         for p in atlas.papers:
@@ -270,8 +265,9 @@ def _df(atlas: Atlas) -> tuple[dict[str, int], dict[str, int]]:
                 words[k] = words.get(k, 0) + 1
             for k in {phrase_key(k) for k in p.keyphrases + p.given_keyphrases}:
                 phrases[k] = phrases.get(k, 0) + 1
-        _DF_CACHE[atlas] = (words, phrases)
-    return _DF_CACHE[atlas]
+        return words, phrases
+
+    return atlas.derived("document frequencies", count)
 
 
 def _broad_phrase(key: str) -> bool:
@@ -280,19 +276,25 @@ def _broad_phrase(key: str) -> bool:
     return all(w in BROAD or w in GENERIC or w in STOP or norm_word(w) in BROAD for w in key.split())
 
 
-def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
-    """One line saying why ``b`` is related to ``a``: the keyphrases they share (rarest in the atlas first,
-    never broad ones like ``neural networks``, nor one inside another shared one), else the title/keyphrase
-    words they share and their common topic, else "similar abstract"."""
-    word_df, phrase_df = _df(atlas)
+def shared_keyphrases(atlas: Atlas, a: Paper, b: Paper) -> list[str]:
+    """The keyphrases (generated or listed) ``a`` and ``b`` share, as ``a`` spells them, rarest in the atlas first;
+    never broad ones like ``neural networks``, nor one inside another shared one."""
+    _, phrase_df = _df(atlas)
     mine = {phrase_key(k): k for k in a.keyphrases + a.given_keyphrases}
     shared_keys = [k for k in dict.fromkeys(phrase_key(k) for k in b.keyphrases + b.given_keyphrases)
                    if k in mine and not _broad_phrase(k)]
     # "reinforcement learning" adds nothing next to "deep reinforcement learning"
     shared_keys = [k for k in shared_keys if not any(k != o and f" {k} " in f" {o} " for o in shared_keys)]
-    shared = [mine[k] for k in sorted(shared_keys, key=lambda k: phrase_df.get(k, 0))]
+    return [mine[k] for k in sorted(shared_keys, key=lambda k: phrase_df.get(k, 0))]
+
+
+def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
+    """One line saying why ``b`` is related to ``a``: the keyphrases they share (:func:`shared_keyphrases`, at
+    most 3), else the title/keyphrase words they share and their common topic, else "similar abstract"."""
+    shared = shared_keyphrases(atlas, a, b)
     if shared:
         return "shares keyphrases: " + ", ".join(shared[:3])
+    word_df, _ = _df(atlas)
     wa, wb = _content_words(a), _content_words(b)
     limit = max(3, 0.05 * len(atlas.papers))  # words in over 5% of papers explain nothing
     words = [wa[k] for k in wa if k in wb and word_df.get(k, 0) <= limit][:3]
@@ -337,9 +339,7 @@ def topic_centroids(atlas: Atlas) -> dict[int, np.ndarray]:
 def nearest_topics(atlas: Atlas, topic_id: int, k: int = 5) -> list[tuple[Topic, float]]:
     """The ``k`` topics of the same level nearest to ``topic_id`` by cosine of their mean paper embeddings, with
     that cosine (most similar first); empty when the topic has no embedded papers."""
-    cents = getattr(atlas, "_topic_centroids", None)
-    if cents is None:
-        cents = atlas._topic_centroids = topic_centroids(atlas)
+    cents = atlas.derived("topic centroids", lambda: topic_centroids(atlas))
     me, t0 = cents.get(topic_id), atlas.topics.get(topic_id)
     if me is None or t0 is None:
         return []

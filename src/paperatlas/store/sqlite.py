@@ -13,8 +13,10 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -345,6 +347,9 @@ def set_meta(con: sqlite3.Connection, **values) -> None:
                     [(k, json.dumps(v, ensure_ascii=False)) for k, v in values.items()])
 
 
+T = TypeVar("T")
+
+
 class Atlas:
     """Read-only view of an atlas file, loaded into memory for querying.
 
@@ -369,6 +374,23 @@ class Atlas:
         self.ids = [p.id for p in self.papers if p.id in vec]
         self.vectors = np.stack([vec[i] for i in self.ids]) if self.ids else np.zeros((0, 0), np.float32)
         self.row_of = {pid: i for i, pid in enumerate(self.ids)}
+        self._derived: dict[str, object] = {}
+        self._derived_locks: dict[str, threading.Lock] = {}
+        self._derived_guard = threading.Lock()
+
+    def derived(self, name: str, compute: Callable[[], T]) -> T:
+        """A value computed from this atlas by ``compute()`` the first time ``name`` is asked for and kept with
+        the atlas object (query-side indexes: the recommender's TF-IDF matrix, document frequencies, topic
+        centroids). Thread-safe: concurrent callers of one ``name`` wait for a single computation, other names
+        are not held up. The atlas is read-only, so a value never goes stale while the object lives."""
+        with self._derived_guard:
+            if name in self._derived:
+                return self._derived[name]  # type: ignore[return-value]
+            lock = self._derived_locks.setdefault(name, threading.Lock())
+        with lock:
+            if name not in self._derived:
+                self._derived[name] = compute()
+        return self._derived[name]  # type: ignore[return-value]
 
     def close(self) -> None:
         """Close the underlying connection."""
