@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import click
@@ -161,14 +159,10 @@ def show(list_name, as_json, db):
 def export_(output, db):
     """Write everything you marked, noted and edited to a JSON file (for another atlas: `list import`)."""
     from .cli import resolve_db
+    from .publish import write_text_atomic
 
     data = _run(rl.export_json, resolve_db(db))
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=2)
-    os.replace(tmp, out)
+    out = write_text_atomic(output, json.dumps(data, ensure_ascii=False, indent=2))
     click.echo(f"wrote {out}: {len(data['entries'])} papers, {len(data['overrides'])} overrides")
 
 

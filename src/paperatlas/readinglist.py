@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +57,17 @@ def _connect(db: str | Path) -> sqlite3.Connection:
     return con
 
 
+@contextmanager
+def _transaction(db: str | Path) -> Iterator[sqlite3.Connection]:
+    """One write transaction on the live atlas file (committed on success, rolled back on error), then closed."""
+    con = _connect(db)
+    try:
+        with con:
+            yield con
+    finally:
+        con.close()
+
+
 def _title(con: sqlite3.Connection, paper_id: str) -> str:
     row = con.execute("SELECT title FROM papers WHERE id = ?", (paper_id,)).fetchone()
     if row is None:
@@ -76,37 +89,25 @@ def rate(db: str | Path, paper_id: str, rating: int) -> None:
     unknown paper, ``ValueError`` for another rating, :class:`~paperatlas.store.AtlasNotFound`."""
     if rating not in (-1, 0, 1):
         raise ValueError(f"rating must be -1, 0 or 1, not {rating!r}")
-    con = _connect(db)
-    try:
-        with con:
-            _upsert_mark(con, paper_id, rating=rating)
-    finally:
-        con.close()
+    with _transaction(db) as con:
+        _upsert_mark(con, paper_id, rating=rating)
 
 
 def set_note(db: str | Path, paper_id: str, text: str, append: bool = False) -> str:
     """Set (or with ``append`` add a paragraph to) the reader's Markdown note on ``paper_id``; an empty text clears
     it. Returns the note now stored. Raises ``LookupError`` for an unknown paper."""
-    con = _connect(db)
-    try:
-        with con:
-            row = con.execute("SELECT note FROM marks WHERE paper_id = ?", (paper_id,)).fetchone()
-            old = row[0] if row else ""
-            note = f"{old.rstrip()}\n\n{text.strip()}".strip() if append and old else text.strip()
-            _upsert_mark(con, paper_id, note=note)
-        return note
-    finally:
-        con.close()
+    with _transaction(db) as con:
+        row = con.execute("SELECT note FROM marks WHERE paper_id = ?", (paper_id,)).fetchone()
+        old = row[0] if row else ""
+        note = f"{old.rstrip()}\n\n{text.strip()}".strip() if append and old else text.strip()
+        _upsert_mark(con, paper_id, note=note)
+    return note
 
 
 def mark_read(db: str | Path, paper_id: str, read: bool = True) -> None:
     """Mark ``paper_id`` read now (or unread). Raises ``LookupError`` for an unknown paper."""
-    con = _connect(db)
-    try:
-        with con:
-            _upsert_mark(con, paper_id, read_at=_now() if read else None)
-    finally:
-        con.close()
+    with _transaction(db) as con:
+        _upsert_mark(con, paper_id, read_at=_now() if read else None)
 
 
 def add(db: str | Path, paper_id: str, list_name: str = DEFAULT_LIST) -> bool:
@@ -115,29 +116,21 @@ def add(db: str | Path, paper_id: str, list_name: str = DEFAULT_LIST) -> bool:
     list_name = " ".join((list_name or "").split())
     if not list_name:
         raise ValueError("the list name is empty")
-    con = _connect(db)
-    try:
-        with con:
-            cur = con.execute("INSERT OR IGNORE INTO list_items (list, paper_id, title, added_at) VALUES (?, ?, ?, ?)",
-                              (list_name, paper_id, _title(con, paper_id), _now()))
-            return cur.rowcount == 1
-    finally:
-        con.close()
+    with _transaction(db) as con:
+        cur = con.execute("INSERT OR IGNORE INTO list_items (list, paper_id, title, added_at) VALUES (?, ?, ?, ?)",
+                          (list_name, paper_id, _title(con, paper_id), _now()))
+    return cur.rowcount == 1
 
 
 def remove(db: str | Path, paper_id: str, list_name: str | None = DEFAULT_LIST) -> int:
     """Take ``paper_id`` off the named list (``None``: off every list); the note, rating and read mark stay.
     Returns how many list entries were removed."""
-    con = _connect(db)
-    try:
-        with con:
-            if list_name is None:
-                cur = con.execute("DELETE FROM list_items WHERE paper_id = ?", (paper_id,))
-            else:
-                cur = con.execute("DELETE FROM list_items WHERE paper_id = ? AND list = ?", (paper_id, list_name))
-            return cur.rowcount
-    finally:
-        con.close()
+    with _transaction(db) as con:
+        if list_name is None:
+            cur = con.execute("DELETE FROM list_items WHERE paper_id = ?", (paper_id,))
+        else:
+            cur = con.execute("DELETE FROM list_items WHERE paper_id = ? AND list = ?", (paper_id, list_name))
+    return cur.rowcount
 
 
 def _read_entries(con: sqlite3.Connection) -> dict[str, Entry]:
@@ -224,42 +217,38 @@ def import_json(db: str | Path, data: dict, source: str = "<json>") -> ImportRep
     if not isinstance(data, dict) or data.get("paperatlas_reading_list") != EXPORT_VERSION:
         raise ValueError(f"{source}: not a paperatlas reading-list export (missing 'paperatlas_reading_list': 1)")
     rep = ImportReport()
-    con = _connect(db)
-    try:
-        with con:
-            for i, e in enumerate(data.get("entries") or []):
-                try:
-                    pid, title = str(e["paper_id"]), str(e["title"])
-                    rating, note, read_at = int(e.get("rating") or 0), str(e.get("note") or ""), e.get("read_at")
-                    lists, updated = [str(x) for x in e.get("lists") or []], str(e.get("updated_at") or _now())
-                except (KeyError, TypeError, ValueError) as err:
-                    raise ValueError(f"{source}: entries[{i}]: {err!r} (needs paper_id, title)") from err
-                old = con.execute("SELECT updated_at FROM marks WHERE paper_id = ?", (pid,)).fetchone()
-                if rating or note or read_at:
-                    if old is None or old[0] < updated:
-                        con.execute("INSERT OR REPLACE INTO marks (paper_id, title, rating, note, read_at, updated_at)"
-                                    " VALUES (?, ?, ?, ?, ?, ?)", (pid, title, rating, note, read_at, updated))
-                for name in lists:
-                    con.execute("INSERT OR IGNORE INTO list_items (list, paper_id, title, added_at) "
-                                "VALUES (?, ?, ?, ?)", (name, pid, title, updated))
-                rep.entries += 1
-            for i, o in enumerate(data.get("overrides") or []):
-                try:
-                    con.execute("INSERT OR REPLACE INTO overrides (paper_id, field, value, title, edited_at) "
-                                "VALUES (?, ?, ?, ?, ?)", (str(o["paper_id"]), str(o["field"]),
-                                                           json.dumps(o["value"], ensure_ascii=False),
-                                                           str(o.get("title") or ""), str(o.get("edited_at") or "")))
-                except (KeyError, TypeError) as err:
-                    raise ValueError(f"{source}: overrides[{i}]: {err!r} (needs paper_id, field, value)") from err
-                rep.overrides += 1
-            store.relink_user_rows(con)  # ids from another atlas: find the papers by title
-            ids = {r[0] for r in con.execute("SELECT id FROM papers")}
-            rep.not_found = sorted({r[0] for r in con.execute(
-                "SELECT title FROM marks WHERE paper_id NOT IN (SELECT id FROM papers) UNION "
-                "SELECT title FROM list_items WHERE paper_id NOT IN (SELECT id FROM papers)")})
-            overrides = store.get_overrides(con)  # show imported TL;DR/keyphrase edits at once, as `edit` does
-            for pid in set(overrides) & ids:
-                show_overrides(con, con.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone(), overrides)
-        return rep
-    finally:
-        con.close()
+    with _transaction(db) as con:
+        for i, e in enumerate(data.get("entries") or []):
+            try:
+                pid, title = str(e["paper_id"]), str(e["title"])
+                rating, note, read_at = int(e.get("rating") or 0), str(e.get("note") or ""), e.get("read_at")
+                lists, updated = [str(x) for x in e.get("lists") or []], str(e.get("updated_at") or _now())
+            except (KeyError, TypeError, ValueError) as err:
+                raise ValueError(f"{source}: entries[{i}]: {err!r} (needs paper_id, title)") from err
+            old = con.execute("SELECT updated_at FROM marks WHERE paper_id = ?", (pid,)).fetchone()
+            if rating or note or read_at:
+                if old is None or old[0] < updated:
+                    con.execute("INSERT OR REPLACE INTO marks (paper_id, title, rating, note, read_at, updated_at)"
+                                " VALUES (?, ?, ?, ?, ?, ?)", (pid, title, rating, note, read_at, updated))
+            for name in lists:
+                con.execute("INSERT OR IGNORE INTO list_items (list, paper_id, title, added_at) "
+                            "VALUES (?, ?, ?, ?)", (name, pid, title, updated))
+            rep.entries += 1
+        for i, o in enumerate(data.get("overrides") or []):
+            try:
+                con.execute("INSERT OR REPLACE INTO overrides (paper_id, field, value, title, edited_at) "
+                            "VALUES (?, ?, ?, ?, ?)", (str(o["paper_id"]), str(o["field"]),
+                                                       json.dumps(o["value"], ensure_ascii=False),
+                                                       str(o.get("title") or ""), str(o.get("edited_at") or "")))
+            except (KeyError, TypeError) as err:
+                raise ValueError(f"{source}: overrides[{i}]: {err!r} (needs paper_id, field, value)") from err
+            rep.overrides += 1
+        store.relink_user_rows(con)  # ids from another atlas: find the papers by title
+        ids = {r[0] for r in con.execute("SELECT id FROM papers")}
+        rep.not_found = sorted({r[0] for r in con.execute(
+            "SELECT title FROM marks WHERE paper_id NOT IN (SELECT id FROM papers) UNION "
+            "SELECT title FROM list_items WHERE paper_id NOT IN (SELECT id FROM papers)")})
+        overrides = store.get_overrides(con)  # show imported TL;DR/keyphrase edits at once, as `edit` does
+        for pid in set(overrides) & ids:
+            show_overrides(con, con.execute("SELECT * FROM papers WHERE id = ?", (pid,)).fetchone(), overrides)
+    return rep

@@ -61,7 +61,7 @@ FORMATS: dict[str, Renderer] = {
 #: Formats that write a folder: name -> ``write(papers, topics, related, out_dir, title) -> Path`` (atomic).
 DIRECTORY_FORMATS: dict[str, Callable[..., Path]] = {"site": site.write_site}
 
-__all__ = ["DIRECTORY_FORMATS", "FORMATS", "publish", "render"]
+__all__ = ["DIRECTORY_FORMATS", "FORMATS", "publish", "render", "write_text_atomic"]
 
 
 def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
@@ -90,10 +90,7 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
             path: str | Path, title: str = "") -> Path:
     """Render ``papers`` in format ``fmt`` (see :func:`render`) and write the text to ``path`` as UTF-8.
 
-    The write is atomic: the whole text is rendered first, written to a temporary file in the same directory and
-    moved over ``path`` with :func:`os.replace`, so a failure at any point leaves a previous file at ``path``
-    unchanged (and no temporary file behind). Missing parent directories are created. The new file gets the
-    previous file's permissions, or the usual ones for a new file (``0o666`` minus the umask).
+    The whole text is rendered first, then written atomically (:func:`write_text_atomic`).
 
     Returns ``path`` as a :class:`~pathlib.Path`. Raises ``ValueError`` for an unknown format (naming the known
     ones), ``OSError`` when the file cannot be written, and whatever the renderer raises.
@@ -101,7 +98,15 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
     if fmt in DIRECTORY_FORMATS:  # a folder, written atomically by the format itself
         topics = topics.values() if isinstance(topics, dict) else topics
         return DIRECTORY_FORMATS[fmt](list(papers), list(topics), dict(related or {}), path, title)
-    text = render(fmt, papers, topics, related, title=title)
+    return write_text_atomic(path, render(fmt, papers, topics, related, title=title))
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically: to a temporary file in the same directory, fsynced, then
+    moved over ``path`` with :func:`os.replace`, so a failure at any point leaves a previous file at ``path``
+    unchanged (and no temporary file behind). Missing parent directories are created. The new file gets the
+    previous file's permissions, or the usual ones for a new file (``0o666`` minus the umask). Returns ``path``
+    as a :class:`~pathlib.Path`; raises ``OSError`` when it cannot be written."""
     data = text.encode("utf-8")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
