@@ -205,7 +205,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         # the reader's last word: overrides win over everything generated above
         store.relink_user_rows(con, [(p.id, p.title) for p in papers])  # a corrected title changes the id
         store.apply_overrides(papers, store.get_overrides(con))
-        store.write_papers(con, papers, dict(zip([p.id for p in papers], hashes, strict=True)))
+        store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
         store.write_model(con, "topics", res.model.dumps())
         store.set_meta(con, sources=[str(Path(s)) for s in source_paths], embed_model=model_name,

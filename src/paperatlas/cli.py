@@ -350,6 +350,7 @@ def publish(db, fmt, output, title, list_name):
     """Publish the atlas (or one reading list) as an awesome list, a highlights post or the topic pages
     (Markdown), JSON, CSV, BibTeX or a self-contained interactive map (HTML)."""
     from . import readinglist as rl
+    from .publish import USES_RELATED
     from .publish import publish as run_publish
     from .search import related as run_related
 
@@ -367,7 +368,7 @@ def publish(db, fmt, output, title, list_name):
         for p in papers:
             if notes[p.id]:
                 p.extra["note"] = notes[p.id]
-    rel = {p.id: [r.paper.id for r in run_related(atlas, p, k=5)] for p in papers}
+    rel = {p.id: [r.paper.id for r in run_related(atlas, p, k=5)] for p in papers} if fmt in USES_RELATED else {}
     out = run_publish(fmt, papers, list(atlas.topics.values()), rel, output, title=title)
     extra = ""
     if fmt == "site":

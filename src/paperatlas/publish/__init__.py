@@ -61,7 +61,11 @@ FORMATS: dict[str, Renderer] = {
 #: Formats that write a folder: name -> ``write(papers, topics, related, out_dir, title) -> Path`` (atomic).
 DIRECTORY_FORMATS: dict[str, Callable[..., Path]] = {"site": site.write_site}
 
-__all__ = ["DIRECTORY_FORMATS", "FORMATS", "publish", "render", "write_text_atomic"]
+#: Formats whose output shows related papers (the others ignore ``related``: callers need not compute it, which
+#: costs a nearest-neighbour search per paper).
+USES_RELATED = frozenset({"json", "site"})
+
+__all__ = ["DIRECTORY_FORMATS", "FORMATS", "USES_RELATED", "publish", "render", "write_text_atomic"]
 
 
 def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
