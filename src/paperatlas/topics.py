@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import pickle
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -376,12 +376,9 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         top_terms = _shown_terms(good, tf[t], forms, max_terms)
         weight = {k: sc for sc, k in scored}
         label = ""
-        free = [_extend(k, tf[t], forms) for k in good
-                if k not in taken and _labelable(k, total[k] / n_papers, max_df) and not _tail_fragment(k, tf[t])
-                and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken)]
-        free = [k for k in dict.fromkeys(free)  # an acronym key ("dnn") is shown by its long form: check that too
-                if k and k not in taken and phrase_key(_display(forms, k)) not in _GENERIC_KEYS
-                and not _display(forms, k).endswith(("'s", "’s", "'"))]  # no "single model's"
+        free = [k for k in dict.fromkeys(_clean_terms(
+            good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df)
+            and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken))) if k not in taken]
         if free:
             # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
             multi = [k for k in free[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[free[0]]]
@@ -469,23 +466,32 @@ def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
     return "" if best == key and adjectival else best
 
 
-def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]], k: int) -> list[str]:
-    """The first ``k`` of a topic's ranked phrase keys as shown on its page, filtered like labels: no generic
-    terms (``neural networks``), no tail fragments (``series modeling``), adjective fragments extended to their
-    phrase (``self-supervised`` → ``self-supervised learning``) or dropped, no possessives, no repeats."""
-    out: list[str] = []
+def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]],
+                 keep: Callable[[str], bool] = lambda key: True) -> Iterator[str]:
+    """A topic's ranked phrase keys as a reader may see them (labels and the terms on topic pages), in order,
+    repeats possible: no generic terms (``neural networks``, also by an acronym's long form: ``dnn``), no tail
+    fragments (``series modeling``), adjective fragments extended to their phrase (``self-supervised`` →
+    ``self-supervised learning``) or dropped, no possessives (``single model's``); ``keep`` is checked on each key
+    before its (costly) extension."""
     for key in keys:
-        if key in _GENERIC_KEYS or _tail_fragment(key, tf):
+        if key in _GENERIC_KEYS or _tail_fragment(key, tf) or not keep(key):
             continue
         full = _extend(key, tf, forms)
-        if not full or full in out:
+        if not full:
             continue
         shown = _display(forms, full)
-        if phrase_key(shown) in _GENERIC_KEYS or shown.endswith(("'s", "’s", "'")):
-            continue
-        out.append(full)
-        if len(out) == k:
-            break
+        if phrase_key(shown) not in _GENERIC_KEYS and not shown.endswith(("'s", "’s", "'")):
+            yield full
+
+
+def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]], k: int) -> list[str]:
+    """The first ``k`` distinct :func:`_clean_terms` of a topic's ranked phrase keys, as shown on its page."""
+    out: list[str] = []
+    for full in _clean_terms(keys, tf, forms):
+        if full not in out:
+            out.append(full)
+            if len(out) == k:
+                break
     return [_display(forms, key) for key in out]
 
 
