@@ -117,12 +117,17 @@ FAVICON = ("<link rel=\"icon\" href=\"data:image/svg+xml,%3Csvg xmlns='http://ww
            "%3Ccircle cx='10.5' cy='9.5' r='1.6' fill='%23fff'/%3E%3C/svg%3E\">")
 
 
-def note_html(note: str) -> str:
-    """A reader's Markdown note as safe HTML: markdown-it-py CommonMark, raw HTML escaped (not rendered), links
-    with unsafe schemes (``javascript:``) left as text by markdown-it's link validation."""
+def _markdown():
+    """The Markdown parser of notes and highlights pages: markdown-it-py CommonMark with tables, raw HTML escaped
+    (not rendered), links with unsafe schemes (``javascript:``) left as text by markdown-it's link validation."""
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False}).enable("table").render(note or "")
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def note_html(note: str) -> str:
+    """A reader's Markdown note as safe HTML (:func:`_markdown`)."""
+    return _markdown().render(note or "")
 
 
 def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
@@ -132,10 +137,8 @@ def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[
     contents' GitHub-style anchors."""
     import html
 
-    from markdown_it import MarkdownIt
-
     md_text = render(papers, topics, related, title)
-    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md = _markdown()
     tokens = md.parse(md_text)
     for i, tok in enumerate(tokens):  # GitHub-style ids so the table of contents' links work
         if tok.type == "heading_open" and i + 1 < len(tokens):
