@@ -53,6 +53,10 @@ def test_subtopic_page_lists_its_papers_oral_first_with_keyphrases_and_nearest_t
     assert _titles(html, "members") == [p.title for p in members]
     ranks = [STATUS_ORDER.index(p.status) if p.status in STATUS_ORDER else 3 for p in members]
     assert ranks == sorted(ranks) and len(members) == sub.size
+    # the header counts the topic's own papers by status ("also relevant" papers are not among them)
+    meta = re.search(r'<p class="meta">(.*?)</p>', html).group(1)
+    counts = {s: int(n) for n, s in re.findall(r"(\d+) (Oral|Spotlight|Poster)", meta)}
+    assert counts == {s: n for s in STATUS_ORDER if (n := sum(p.status == s for p in members))}
     assert all(k in htmllib.unescape(html) for k in sub.keyphrases[:3])
     area = atlas.topics[sub.parent_id]
     assert f'href="/topic/{area.id}">{escape(area.label)}</a>' in html  # breadcrumb to its area

@@ -204,11 +204,10 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         if t is None:
             abort(404)
         members, also = topic_members(atlas, tid)
-        kp_members = members + also
         return render_template("topic.html", t=t, members=members, also=also,
                                area=atlas.topics.get(t.parent_id) if t.parent_id is not None else None,
                                subtopics=atlas.subtopics(tid), nearest=nearest_topics(atlas, tid, k=5),
-                               n_status={s: sum(p.status == s for p in kp_members) for s in STATUSES})
+                               n_status={s: sum(p.status == s for p in members) for s in STATUSES})
 
     @app.get("/map")
     def map_page():
