@@ -29,7 +29,7 @@ import time
 import numpy as np
 from _corpus import paperlist_papers
 
-from paperatlas.embed import paper_text
+from paperatlas.enrich.embed import paper_text
 from paperatlas.recommend import Recommender, SvmBaseline
 
 

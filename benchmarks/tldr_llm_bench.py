@@ -6,7 +6,7 @@ Usage:
     python benchmarks/tldr_llm_bench.py --openai http://127.0.0.1:11434/v1 qwen2.5:0.5b
 
 Prints, for the first N records of ../shared/data/scitldr/dev.jsonl.gz: model load time, seconds per paper, the
-fallback rate of :func:`paperatlas.tldr_llm.generate_tldr` with its reasons, and ROUGE-1/2/L F1 (rouge_score,
+fallback rate of :func:`paperatlas.llm.backends.generate_tldr` with its reasons, and ROUGE-1/2/L F1 (rouge_score,
 use_stemmer=True, max over the gold targets, averaged over papers) for (a) the final TL;DRs (generated or fallback),
 (b) the raw cleaned model answers before the faithfulness check and (c) the extractive TL;DR alone. Not a test.
 """
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from rouge_score import rouge_scorer
 
-from paperatlas import tldr
-from paperatlas.tldr_llm import backend_summarizer, clean_answer, make_backend, supported
+from paperatlas.enrich import tldr
+from paperatlas.llm.backends import backend_summarizer, clean_answer, make_backend, supported
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "data" / "scitldr" / "dev.jsonl.gz"

@@ -25,10 +25,10 @@ import time
 
 import numpy as np
 
-from paperatlas.embed import paper_text
-from paperatlas.keyphrases import KeyphraseExtractor
+from paperatlas.enrich.embed import paper_text
+from paperatlas.enrich.keyphrases import KeyphraseExtractor
+from paperatlas.enrich.topics import update_topics
 from paperatlas.store import Atlas
-from paperatlas.topics import update_topics
 
 
 def label_evidence(papers) -> list[list[str]]:

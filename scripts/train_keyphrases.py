@@ -1,10 +1,10 @@
 #!/usr/bin/env python
-"""Refit the keyphrase scorer's logistic-regression weights (``paperatlas.keyphrases.WEIGHT_BY_FEATURE``).
+"""Refit the keyphrase scorer's logistic-regression weights (``paperatlas.enrich.keyphrases.WEIGHT_BY_FEATURE``).
 
 Data: COLM 2024 author keywords (``../shared/data/paperlists/colm/colm2024.json.gz``, 299 papers). COLM 2025 and
 seed 004 are never read here: they are the held-out gold sets of ``paperatlas eval keyphrases``.
 
-For every paper, :meth:`paperatlas.keyphrases.KeyphraseExtractor.features` gives one row per candidate concept
+For every paper, :meth:`paperatlas.enrich.keyphrases.KeyphraseExtractor.features` gives one row per candidate concept
 (the extractor is fitted on the COLM 2024 titles + abstracts, as a build fits it on its own corpus). A candidate is
 positive when its key (lower-cased, hyphens to spaces, punctuation stripped, Porter-stemmed: the matching of the
 eval) equals an author keyword's key. scikit-learn's ``LogisticRegression`` (lbfgs, L2, ``C``, the bias column
@@ -26,8 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from paperatlas.enrich.keyphrases import FEATURES, WEIGHTS, KeyphraseExtractor  # noqa: E402
 from paperatlas.eval.keyphrase_eval import match_key, paper_text, prf  # noqa: E402
-from paperatlas.keyphrases import FEATURES, WEIGHTS, KeyphraseExtractor  # noqa: E402
 from paperatlas.sources import read  # noqa: E402
 
 COLM = ROOT.parent / "shared" / "data" / "paperlists" / "colm"

@@ -2,8 +2,8 @@
 """Train the TL;DR candidate selector shipped as ``src/paperatlas/data/tldr_selector.json``.
 
 Data: SciTLDR-A train (``../shared/data/scitldr/train.jsonl.gz``; dev is never read here). For every paper the
-abstract (``" ".join(source)``) goes through the same code path as :func:`paperatlas.tldr.extract_tldr`:
-``split_sentences`` → :func:`paperatlas.tldr.paper_candidates` (cleaned sentences and their clause-boundary cuts,
+abstract (``" ".join(source)``) goes through the same code path as :func:`paperatlas.enrich.tldr.extract_tldr`:
+``split_sentences`` → :func:`paperatlas.enrich.tldr.paper_candidates` (cleaned sentences and their clause-boundary cuts,
 with hand features). Each candidate is labelled with its ROUGE F1 against the gold TL;DR(s) (max over targets;
 ``--label`` picks ROUGE-1 or the mean of ROUGE-1/2/L), centred per paper, and a ridge regression (closed form,
 standardised features) learns to rank the candidates of a paper. Deterministic: the only randomness is the
@@ -26,8 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from paperatlas import tldr  # noqa: E402
-from paperatlas.keyphrases import norm_word  # noqa: E402
+from paperatlas.enrich import tldr  # noqa: E402
+from paperatlas.enrich.keyphrases import norm_word  # noqa: E402
 from paperatlas.text import split_sentences, word_tokens  # noqa: E402
 
 DEFAULT_TRAIN = ROOT.parent / "shared" / "data" / "scitldr" / "train.jsonl.gz"
@@ -75,7 +75,7 @@ def _sentences(rec: dict) -> list[str]:
 
 def fit_word_model(records: list[dict], vocab: list[str], C: float = 1.0) -> dict:
     """Logistic regression: does an abstract word occur in the (first) gold TL;DR? Features from
-    :func:`paperatlas.tldr.word_features`; deterministic (lbfgs)."""
+    :func:`paperatlas.enrich.tldr.word_features`; deterministic (lbfgs)."""
     from sklearn.linear_model import LogisticRegression
 
     base = {"_vocab": {w: k for k, w in enumerate(vocab)}}

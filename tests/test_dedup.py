@@ -1,7 +1,7 @@
 """Cross-source identity: ids and merging of the same paper."""
 
-from paperatlas.dedup import author_key, merge_papers, paper_id
 from paperatlas.model import Link, Paper, SourceRef
+from paperatlas.sources.merge import author_key, merge_papers, paper_id
 
 
 def _p(title, authors, **kw):

@@ -11,7 +11,7 @@ from conftest import SAMPLE
 from paperatlas import build as build_mod
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.edits import edit_paper, parse_keyphrases
+from paperatlas.overrides import edit_paper, parse_keyphrases
 from paperatlas.search import Filters, search
 from paperatlas.store import Atlas
 from paperatlas.web import create_app

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from paperatlas import embed
+from paperatlas.enrich import embed
 
 
 def test_missing_model_package_names_the_package(monkeypatch):

@@ -1,4 +1,4 @@
-"""Keyphrase extractor (``paperatlas.keyphrases``) and ``paperatlas eval keyphrases`` on small real fixtures:
+"""Keyphrase extractor (``paperatlas.enrich.keyphrases``) and ``paperatlas eval keyphrases`` on small real fixtures:
 COLM 2024/2025 records (``kp_colm.json``) and seed-004 entries around the NTK (``kp_awesome_ntk.txt``)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES
-from paperatlas.keyphrases import KeyphraseExtractor, concept_key, find_acronyms
+from paperatlas.enrich.keyphrases import KeyphraseExtractor, concept_key, find_acronyms
 from paperatlas.sources import read
 
 COLM = FIXTURES / "kp_colm.json"
@@ -136,8 +136,8 @@ def test_keybert_row(awesome):
 def test_cli_prints_every_method(monkeypatch):
     pytest.importorskip("yake")
     pytest.importorskip("keybert")
+    from paperatlas.cli.eval import eval_group
     from paperatlas.eval import keyphrase_eval
-    from paperatlas.eval.cli import eval_group
 
     # keep the test fast: a stand-in for the embedding model (KeyBERT embeds candidates with it too)
     class FakeModel:
@@ -153,7 +153,7 @@ def test_cli_prints_every_method(monkeypatch):
         def encode(self, texts, progress=None):
             return self._model.encode(texts)
 
-    monkeypatch.setattr("paperatlas.embed.get_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("paperatlas.enrich.embed.get_embedder", lambda *a, **k: FakeEmbedder())
     monkeypatch.setattr("keybert._model.KeyBERT.__init__", _fake_keybert_init(FakeModel()))
     res = CliRunner().invoke(eval_group, ["keyphrases", "--gold", str(COLM), "--gold", str(AWESOME),
                                           "--limit", "4"])
@@ -175,7 +175,7 @@ def _fake_keybert_init(model):
 
 
 def test_cli_missing_gold_file(tmp_path):
-    from paperatlas.eval.cli import eval_group
+    from paperatlas.cli.eval import eval_group
 
     missing = tmp_path / "nope.json"
     res = CliRunner().invoke(eval_group, ["keyphrases", "--gold", str(missing), "--method", "ours"])

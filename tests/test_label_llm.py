@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from paperatlas.build import build
-from paperatlas.label_llm import acceptable, clean_label, rewrite_labels
+from paperatlas.llm.backends import OpenAIChatBackend
+from paperatlas.llm.labels import acceptable, clean_label, rewrite_labels
 from paperatlas.model import Topic
 from paperatlas.store import Atlas
-from paperatlas.tldr_llm import OpenAIChatBackend
 from test_tldr_llm import FakeOpenAI
 
 PRUNING_TITLES = ["Pruning Neural Networks at Initialization: Why Are We Missing the Mark?",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from paperatlas.atlasmap import htmlsafe_json, map_payload, topic_color
+from paperatlas.mapview import htmlsafe_json, map_payload, topic_color
 from paperatlas.model import Link, Paper, Topic
 from paperatlas.publish import publish, render
 from paperatlas.store import Atlas

@@ -2,7 +2,7 @@
 
 from conftest import AWESOME_SEED, ICLR_SEED, need
 from paperatlas import sources
-from paperatlas.dedup import merge_papers
+from paperatlas.sources.merge import merge_papers
 
 
 def test_iclr_plus_awesome_gives_1386_papers_with_both_provenances():

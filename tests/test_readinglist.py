@@ -13,8 +13,8 @@ from conftest import SAMPLE
 from paperatlas import readinglist as rl
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.dedup import paper_id
-from paperatlas.edits import edit_paper
+from paperatlas.overrides import edit_paper
+from paperatlas.sources.merge import paper_id
 from paperatlas.store import Atlas
 
 NET_DNF = "Net-DNF: Effective Deep Modeling of Tabular Data"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paperatlas.embed import get_embedder
+from paperatlas.enrich.embed import get_embedder
 from paperatlas.search import Filters, find_paper, fts_query, parse_years, related, rrf, search
 from paperatlas.store import Atlas
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paperatlas import tldr
+from paperatlas.enrich import tldr
 from paperatlas.eval.tldr_eval import BASELINES, abstract_of, evaluate_tldr, load_records, tldr_command
 from paperatlas.latex import clean_markup
 from paperatlas.text import split_sentences

@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conftest import FIXTURES
-from paperatlas import tldr
-from paperatlas.tldr_llm import (
+from paperatlas.enrich import tldr
+from paperatlas.llm.backends import (
     BackendError,
     BackendUnavailable,
     OpenAIChatBackend,

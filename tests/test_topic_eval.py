@@ -67,7 +67,7 @@ def test_knn_accuracy_tie_goes_to_nearest_class():
 
 
 def test_knn_accuracy_on_sparse_tfidf():
-    from paperatlas.topics import tfidf_vectorizer
+    from paperatlas.enrich.topics import tfidf_vectorizer
 
     texts = [f"pruning lottery ticket sparse subnetwork {i}" for i in range(12)] + \
             [f"neural collapse class means simplex {i}" for i in range(12)]
@@ -141,7 +141,7 @@ def test_format_table_shows_failures_in_the_row():
 
 
 def test_cli_missing_gold_file(tmp_path):
-    from paperatlas.eval.cli import eval_group
+    from paperatlas.cli.eval import eval_group
 
     missing = tmp_path / "nope.txt"
     res = CliRunner().invoke(eval_group, ["topics", "--gold", str(missing)])
@@ -149,15 +149,15 @@ def test_cli_missing_gold_file(tmp_path):
 
 
 def test_cli_without_bertopic_says_how_to_install(monkeypatch):
+    from paperatlas.cli.eval import eval_group
     from paperatlas.eval import topic_eval
-    from paperatlas.eval.cli import eval_group
 
     class FakeEmbedder:
         def encode(self, texts, progress=None):
             return np.random.default_rng(len(texts)).normal(size=(len(texts), 8)).astype("float32")
 
     monkeypatch.setattr(topic_eval, "bertopic_available", lambda: False)
-    monkeypatch.setattr("paperatlas.embed.get_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("paperatlas.enrich.embed.get_embedder", lambda *a, **k: FakeEmbedder())
     res = CliRunner().invoke(eval_group, ["topics", "--gold", str(AWESOME_FIXTURE)])
     assert res.exit_code == 0, res.output
     assert "BERTopic not installed: pip install 'paperatlas[eval]'" in res.output
@@ -168,7 +168,7 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch):
 @pytest.mark.slow
 def test_cli_prints_both_tables():
     pytest.importorskip("bertopic")
-    from paperatlas.eval.cli import eval_group
+    from paperatlas.cli.eval import eval_group
 
     gold = "awesome" if AWESOME_SEED.exists() else str(AWESOME_FIXTURE)
     res = CliRunner().invoke(eval_group, ["topics", "--gold", gold, "--limit", "80"])

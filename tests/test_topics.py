@@ -8,10 +8,9 @@ from click.testing import CliRunner
 
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.embed import paper_text
-from paperatlas.keyphrases import phrase_key
-from paperatlas.store import Atlas
-from paperatlas.topics import (
+from paperatlas.enrich.embed import paper_text
+from paperatlas.enrich.keyphrases import phrase_key
+from paperatlas.enrich.topics import (
     GENERIC_TERMS,
     MAX_LABEL_WORDS,
     TopicModel,
@@ -22,6 +21,7 @@ from paperatlas.topics import (
     topic_embedding,
     update_topics,
 )
+from paperatlas.store import Atlas
 
 
 @pytest.fixture(scope="module")

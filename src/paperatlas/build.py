@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from . import sources
-from .dedup import merge_papers
-from .embed import Embedder, MiniLMEmbedder, get_embedder, paper_text
-from .keyphrases import KeyphraseExtractor
+from .enrich.embed import Embedder, MiniLMEmbedder, get_embedder, paper_text
+from .enrich.keyphrases import KeyphraseExtractor
+from .enrich.tldr import METHOD as TLDR_METHOD
+from .enrich.tldr import extract_tldr
+from .enrich.topics import LAYOUT_METHOD, TopicModel, update_topics
 from .model import Paper
+from .sources.merge import merge_papers
 from .store import sqlite as store
-from .tldr import METHOD as TLDR_METHOD
-from .tldr import extract_tldr
-from .topics import LAYOUT_METHOD, TopicModel, update_topics
 
 #: A progress factory: ``progress(stage_description, total) -> update(n)`` (tqdm in the CLI, no-op in tests).
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
@@ -148,7 +148,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         tick = progress("tldr", len(papers))
         for p in papers:
             if tldr_backend is not None:
-                from .tldr_llm import generate_tldr
+                from .llm.backends import generate_tldr
 
                 p.tldr, p.tldr_method = generate_tldr(tldr_backend, p.title, p.abstract or p.digest)
             else:
@@ -179,7 +179,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
             if t.id in old_topics and old_topics[t.id].label == t.label:
                 t.method = old_topics[t.id].method or t.method
         if label_backend is not None:
-            from .label_llm import rewrite_labels
+            from .llm.labels import rewrite_labels
 
             central = sorted(range(len(papers)), key=lambda i: -float(res.confidence[i]))
             titles: dict[int, list[str]] = {}

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .edits import show_overrides
+from .overrides import show_overrides
 from .store import sqlite as store
 
 #: the list ``paperatlas list add`` uses when no ``--list`` is given

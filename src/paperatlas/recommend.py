@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .keyphrases import concept_key
+from .enrich.keyphrases import concept_key
 from .model import Paper
 from .store import Atlas
 from .text import word_tokens
@@ -65,7 +65,7 @@ def _tfidf(texts: Sequence[str], **params):
     """``(matrix, terms)``: sparse CSR ``(n, vocab)`` float32 L2-normalised TF-IDF of ``texts`` and the
     ``(vocab,)`` array of its terms (unigrams and bigrams); on a tiny corpus whose vocabulary the
     document-frequency limits empty, falls back to ``min_df=1, max_df=1.0``."""
-    from .topics import tfidf_vectorizer
+    from .enrich.topics import tfidf_vectorizer
 
     vec = tfidf_vectorizer().set_params(**params) if params else tfidf_vectorizer()
     try:
@@ -164,7 +164,7 @@ class Recommender:
         in ``row`` × mean weight in the liked papers), largest first. Skipped: a unigram inside a chosen bigram,
         terms with a number or a word every ML paper uses (``neural``, ``learning``, ``results``), and, when
         ``vocabulary`` (lower-case words) is given, terms with a word outside it."""
-        from .keyphrases import BROAD, GENERIC, STOP, norm_word
+        from .enrich.keyphrases import BROAD, GENERIC, STOP, norm_word
 
         x = self.tfidf[int(row)]
         liked_mean = np.asarray(self.tfidf[list(liked)].mean(axis=0)).ravel()
@@ -251,7 +251,7 @@ class Recommendation:
 
 
 def _atlas_text(p: Paper) -> str:
-    from .embed import paper_text
+    from .enrich.embed import paper_text
 
     return paper_text(p.title, p.abstract or p.digest or p.tldr or "")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .keyphrases import BROAD, GENERIC, STOP, concept_key, norm_word, phrase_key
+from .enrich.keyphrases import BROAD, GENERIC, STOP, concept_key, norm_word, phrase_key
 from .model import Paper, Topic
 from .model import status_rank as status_of
 from .store import Atlas

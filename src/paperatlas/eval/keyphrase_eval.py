@@ -106,7 +106,7 @@ def ceiling(papers: Sequence[Paper]) -> float:
 # --- methods: each maps (papers, embeddings) to one ranked phrase list per paper ------------------------------
 
 def _ours(papers: Sequence[Paper], emb: np.ndarray | None) -> list[list[str]]:
-    from ..keyphrases import KeyphraseExtractor
+    from ..enrich.keyphrases import KeyphraseExtractor
 
     kx = KeyphraseExtractor().fit((p.title, paper_text(p)) for p in papers)
     return [kx.extract(p.title, paper_text(p)) for p in papers]
@@ -126,8 +126,8 @@ def _keybert(papers: Sequence[Paper], emb: np.ndarray | None) -> list[list[str]]
         from keybert import KeyBERT
     except ImportError as e:
         raise EvalUnavailable(f"the KeyBERT baseline is not installed ({e.name} missing): {EVAL_EXTRA}") from e
-    from ..embed import get_embedder
-    from ..embed import paper_text as embed_text
+    from ..enrich.embed import get_embedder
+    from ..enrich.embed import paper_text as embed_text
 
     kb = KeyBERT(model=get_embedder()._model)
     kb.model.encode_kwargs["batch_size"] = 256  # same vectors, ~5x faster on CPU than the default 32
@@ -149,8 +149,8 @@ METHOD_FUNCS: dict[str, tuple[Callable[[Sequence[Paper], np.ndarray | None], lis
 
 def embed_papers(papers: Sequence[Paper]) -> np.ndarray:
     """all-MiniLM-L6-v2 embeddings of ``"title. text"``, one row per paper (as the build embeds them)."""
-    from ..embed import get_embedder
-    from ..embed import paper_text as embed_text
+    from ..enrich.embed import get_embedder
+    from ..enrich.embed import paper_text as embed_text
 
     return get_embedder().encode([embed_text(p.title, paper_text(p)) for p in papers])
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import click
 
-from .. import tldr
+from ..enrich import tldr
 
 Method = Callable[[dict], str]
 METRICS = ("rouge1", "rouge2", "rougeL")
@@ -76,7 +76,7 @@ def _oracle(rec: dict, scorer=None) -> str:
 
 def _backend_method(name: str, base_url: str | None, model: str | None) -> Method:
     """A generative backend as an eval method (record → TL;DR) with a ``fallback_rate()`` attribute."""
-    from ..tldr_llm import BackendError, backend_summarizer, make_backend
+    from ..llm.backends import BackendError, backend_summarizer, make_backend
 
     try:
         backend = make_backend(name, base_url=base_url, model=model)

@@ -93,7 +93,7 @@ def load_gold(name: str) -> tuple[str, list[str], list[str]]:
     of an awesome list without ``Others``; ``primary_area`` of paperlists JSON). Papers without a class are
     dropped. Raises :class:`click.ClickException` naming the path when the file is missing or unreadable.
     """
-    from ..embed import paper_text
+    from ..enrich.embed import paper_text
     from ..sources import read
 
     path = resolve_shared(GOLD_SETS[name]) if name in GOLD_SETS else Path(name)
@@ -128,7 +128,7 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
     """all-MiniLM-L6-v2 embeddings ``(len(texts), 384)`` float32, L2-normalised, with a progress bar on stderr."""
     from tqdm import tqdm
 
-    from ..embed import EmbedderUnavailable, get_embedder
+    from ..enrich.embed import EmbedderUnavailable, get_embedder
 
     try:
         embedder = get_embedder()
@@ -230,7 +230,7 @@ def clustering_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.nd
     ``embeddings`` ``(n, 384)`` MiniLM of ``texts``. One dict per method, in order: ``method`` and either the
     :func:`score_clustering` keys plus ``seconds`` or ``error`` (the reason the method failed).
     """
-    from ..topics import default_n_topics, fit_hierarchy, topic_embedding
+    from ..enrich.topics import default_n_topics, fit_hierarchy, topic_embedding
 
     n, n_gold = len(texts), len(set(gold))
     rows: list[dict] = []
@@ -261,7 +261,7 @@ def clustering_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.nd
 def knn_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, seed: int = 42) -> list[dict]:
     """10-NN accuracy of our topic embedding, plain TF-IDF (unigrams) and MiniLM on one gold set: one dict per
     representation with ``method``, ``dim``, ``acc``, ``n``, ``classes`` (or ``error``)."""
-    from ..topics import tfidf_vectorizer, topic_embedding
+    from ..enrich.topics import tfidf_vectorizer, topic_embedding
 
     def tfidf():
         return tfidf_vectorizer().set_params(ngram_range=(1, 1)).fit_transform(list(texts))

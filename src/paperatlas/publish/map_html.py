@@ -21,7 +21,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from ..atlasmap import htmlsafe_json, map_payload, plotly_js_path, static_text
+from ..mapview import htmlsafe_json, map_payload, plotly_js_path, static_text
 from ..model import Paper, Topic
 from .highlights_md import FAVICON
 

@@ -35,7 +35,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from ..atlasmap import htmlsafe_json
+from ..mapview import htmlsafe_json
 from ..model import STATUSES, Paper, Topic, status_rank
 from . import map_html
 from .awesome_md import _paper_sort_key, code_link, default_title, paper_link

@@ -7,11 +7,12 @@ import json
 import threading
 from pathlib import Path
 
-from flask import Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
+from flask import Blueprint, Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
 from markupsafe import Markup
 
-from ..atlasmap import map_payload, plotly_js_path, topic_color
-from ..keyphrases import concept_key
+from ..enrich.keyphrases import concept_key
+from ..mapview import STATIC_DIR as MAP_STATIC_DIR
+from ..mapview import map_payload, plotly_js_path, topic_color
 from ..model import STATUSES
 from ..publish.highlights_md import FAVICON, note_html
 from ..search import Filters, find_paper, parse_years, related, search
@@ -31,11 +32,14 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     atlas = Atlas(db_path)
     app = Flask(__name__)
     app.config["ATLAS"] = atlas
+    # the map's script and stylesheet live with its Python in paperatlas.mapview (publish inlines the same files)
+    app.register_blueprint(Blueprint("mapview", __name__, static_folder=MAP_STATIC_DIR,
+                                     static_url_path="/mapview/static"))
     state: dict = {"embedder": None}
 
     def load_model() -> None:
         try:
-            from ..embed import get_embedder
+            from ..enrich.embed import get_embedder
 
             state["embedder"] = get_embedder()
         except Exception as e:  # noqa: BLE001 - the app still works with BM25 only
@@ -117,7 +121,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
 
     @app.post("/paper/<pid>/edit")
     def edit(pid: str):
-        from ..edits import edit_paper, parse_keyphrases
+        from ..overrides import edit_paper, parse_keyphrases
 
         p = atlas.by_id.get(pid)
         if p is None:

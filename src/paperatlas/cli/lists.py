@@ -7,25 +7,16 @@ from pathlib import Path
 
 import click
 
-from . import readinglist as rl
-from .store import AtlasNotFound
-
-
-def _db_option(f):
-    return click.option("--db", default=None, metavar="FILE",
-                        help="Atlas file (default: $PAPERATLAS_DB, ./paperatlas.db, or the only *.db here).")(f)
+from .. import readinglist as rl
+from ..store import AtlasNotFound
+from ._common import db_option, find_or_fail, open_atlas, resolve_db
 
 
 def _paper_id(db, paper: str) -> tuple[Path, str, str]:
     """``(atlas path, paper id, title)`` of PAPER (an id or a title, as ``show`` takes it)."""
-    from .cli import _open_atlas
-    from .search import find_paper
-
-    atlas = _open_atlas(db)
+    atlas = open_atlas(db)
     try:
-        p = find_paper(atlas, paper)
-    except LookupError as e:
-        raise click.ClickException(str(e)) from e
+        p = find_or_fail(atlas, paper)
     finally:
         atlas.close()
     return atlas.path, p.id, p.title
@@ -57,7 +48,7 @@ def list_group() -> None:
 @list_group.command()
 @click.argument("paper")
 @click.option("--list", "list_name", default=rl.DEFAULT_LIST, show_default=True, help="Name of the list.")
-@_db_option
+@db_option
 def add(paper, list_name, db):
     """Put PAPER (id or title) on a list."""
     path, pid, title = _paper_id(db, paper)
@@ -69,7 +60,7 @@ def add(paper, list_name, db):
 @click.argument("paper")
 @click.option("--list", "list_name", default=rl.DEFAULT_LIST, show_default=True, help="Name of the list.")
 @click.option("--all", "all_lists", is_flag=True, help="Remove it from every list.")
-@_db_option
+@db_option
 def remove(paper, list_name, all_lists, db):
     """Take PAPER off a list (its note, rating and read mark stay)."""
     path, pid, title = _paper_id(db, paper)
@@ -86,7 +77,7 @@ def _rating_command(name: str, rating: int, done: str, doc: str) -> None:
         click.echo(f"{done}: {title}")
 
     command.__doc__ = doc
-    list_group.command(name=name)(click.argument("paper")(_db_option(command)))
+    list_group.command(name=name)(click.argument("paper")(db_option(command)))
 
 
 _rating_command("like", 1, "liked", "Like PAPER (recommendations start from the papers you like).")
@@ -99,7 +90,7 @@ _rating_command("unrate", 0, "rating cleared", "Clear your like or dislike of PA
 @click.argument("text", required=False)
 @click.option("--append", is_flag=True, help="Add a paragraph to the note instead of replacing it.")
 @click.option("--edit", "use_editor", is_flag=True, help="Write the note in $EDITOR.")
-@_db_option
+@db_option
 def note(paper, text, append, use_editor, db):
     """Write your Markdown note on PAPER (TEXT, or $EDITOR with --edit; an empty TEXT clears it)."""
     path, pid, title = _paper_id(db, paper)
@@ -117,7 +108,7 @@ def note(paper, text, append, use_editor, db):
 @list_group.command(name="mark-read")
 @click.argument("paper")
 @click.option("--unread", is_flag=True, help="Mark it unread again.")
-@_db_option
+@db_option
 def mark_read(paper, unread, db):
     """Mark PAPER read (or --unread)."""
     path, pid, title = _paper_id(db, paper)
@@ -128,12 +119,10 @@ def mark_read(paper, unread, db):
 @list_group.command()
 @click.option("--list", "list_name", default=None, help="Only this list (default: everything you marked).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@_db_option
+@db_option
 def show(list_name, as_json, db):
     """Show your reading list: lists, likes, read marks and notes."""
-    from .cli import _open_atlas
-
-    atlas = _open_atlas(db)
+    atlas = open_atlas(db)
     es = rl.entries(atlas.con, list_name)
     if as_json:
         click.echo(json.dumps([vars(e) for e in es], ensure_ascii=False, indent=2))
@@ -155,11 +144,10 @@ def show(list_name, as_json, db):
 
 @list_group.command(name="export")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="JSON file to write.")
-@_db_option
+@db_option
 def export_(output, db):
     """Write everything you marked, noted and edited to a JSON file (for another atlas: `list import`)."""
-    from .cli import resolve_db
-    from .publish import write_text_atomic
+    from ..publish import write_text_atomic
 
     data = _run(rl.export_json, resolve_db(db))
     out = write_text_atomic(output, json.dumps(data, ensure_ascii=False, indent=2))
@@ -168,10 +156,9 @@ def export_(output, db):
 
 @list_group.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@_db_option
+@db_option
 def import_(file, db):
     """Merge a `list export` JSON FILE into this atlas (papers found by id, else by title)."""
-    from .cli import resolve_db
 
     try:
         data = json.loads(Path(file).read_text(encoding="utf-8"))

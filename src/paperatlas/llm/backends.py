@@ -25,9 +25,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from . import tldr as _tldr
-from .keyphrases import STOP, norm_word
-from .text import split_sentences, word_tokens
+from ..enrich import tldr as _tldr
+from ..enrich.keyphrases import STOP, norm_word
+from ..text import split_sentences, word_tokens
 
 MAX_WORDS = 30
 #: share of a TL;DR's content words that must occur in the title + abstract

@@ -13,8 +13,8 @@ from collections import defaultdict
 
 from rapidfuzz import fuzz
 
-from .model import Paper
-from .text import normalize_title, strip_accents
+from ..model import Paper
+from ..text import normalize_title, strip_accents
 
 #: Minimum rapidfuzz ``token_sort_ratio`` (0-100) for two titles to be considered the same paper.
 FUZZY_TITLE_CUTOFF = 95.0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .keyphrase_eval import keyphrases_command
-from .recommend_eval import recommend_command
-from .tldr_eval import tldr_command
-from .topic_eval import topics_command
+from ..eval.keyphrase_eval import keyphrases_command
+from ..eval.recommend_eval import recommend_command
+from ..eval.tldr_eval import tldr_command
+from ..eval.topic_eval import topics_command
 
 
 @click.group(name="eval")

@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .model import Paper, Topic
+from ..model import Paper, Topic
 
 #: Package folder holding ``atlasmap.js`` and ``atlasmap.css``.
-STATIC_DIR = Path(__file__).resolve().parent / "web" / "static"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 #: Sub-topic labels replace area labels once the visible part of the map is smaller than this fraction of the
 #: whole (geometric mean of the x and y range fractions); mirrored by ``ZOOM_SUBTOPICS`` in atlasmap.js.

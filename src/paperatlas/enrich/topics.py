@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model import Topic
 from .keyphrases import phrase_key
-from .model import Topic
 
 METHOD = "kmeans-hier(minilm+lsa)+ctfidf v2"
 LAYOUT_METHOD = "umap-cosine-2d(minilm+lsa) v2"

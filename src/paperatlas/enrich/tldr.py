@@ -31,13 +31,13 @@ import re
 from functools import cache
 from pathlib import Path
 
+from ..text import split_sentences, word_tokens
 from .keyphrases import STOP, norm_word
-from .text import split_sentences, word_tokens
 
 METHOD = "extractive v2"
 MAX_WORDS = 30
 MIN_WORDS = 6
-MODEL_PATH = Path(__file__).resolve().parent / "data" / "tldr_selector.json"
+MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "tldr_selector.json"
 
 # ---------------------------------------------------------------------------------------------------- LaTeX
 

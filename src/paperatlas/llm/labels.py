@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from .keyphrases import STOP, norm_word
-from .model import Topic
-from .text import word_tokens
+from ..enrich.keyphrases import STOP, norm_word
+from ..model import Topic
+from ..text import word_tokens
 
 SYSTEM_PROMPT = (
     "You name research topics for a conference programme, like a curator writing a table of contents. Reply with "
@@ -82,7 +82,7 @@ def rewrite_labels(backend, topics: list[Topic], titles: dict[int, list[str]], o
     to these topic ids (labels kept from an earlier build are not rewritten). Returns ``topic id -> reason`` for
     every topic whose answer was rejected or whose backend call failed (the extractive label then stays).
     ``progress(n)`` is called after each topic."""
-    from .tldr_llm import BackendError
+    from .backends import BackendError
 
     taken = {t.label.casefold() for t in topics}
     rejected: dict[int, str] = {}

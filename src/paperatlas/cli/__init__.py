@@ -1,0 +1,41 @@
+"""The ``paperatlas`` command line (click): the entry point and its command groups.
+
+Each command lives in the module of its kind (:mod:`.build`: build, serve, demo; :mod:`.query`: search, show,
+related, recommend, topics, edit; :mod:`.publish`; :mod:`.lists`: the reading list; :mod:`.eval`) and calls one
+function of the Python API; what they share (``--db``, opening an atlas, filters, progress bars) is in
+:mod:`._common`.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .build import build_command, demo_command, serve_command
+from .eval import eval_group
+from .lists import list_group
+from .publish import publish_command
+from .query import edit_command, recommend_command, related_command, search_command, show_command, topics_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="paperatlas")
+def main() -> None:
+    """paperatlas: turn a paper listing into a navigable atlas.
+
+    Build an atlas (TL;DRs, keyphrases, topics on a 2-D map, search index) from a listing, then search it,
+    read it, find related work, publish it, or serve it as a local web app.
+
+    \b
+    Quick start:
+      paperatlas build ../shared/seeds/001_2614e1796f49d7fd.txt --db iclr2021.db --venue "ICLR 2021"
+      paperatlas search "lottery tickets pruning at initialization" --status Oral,Spotlight
+      paperatlas serve
+    """
+
+
+for _command in (build_command, search_command, show_command, related_command, edit_command, topics_command,
+                 publish_command, serve_command, demo_command, recommend_command, eval_group, list_group):
+    main.add_command(_command)
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

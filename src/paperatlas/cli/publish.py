@@ -1,0 +1,53 @@
+"""``paperatlas publish``: the atlas, or one reading list, as a file or a static site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._common import db_option, open_atlas
+
+
+@click.command(name="publish")
+@db_option
+@click.option("--format", "fmt", required=True,
+              type=click.Choice(["awesome-md", "highlights-md", "highlights-html", "topics-md", "json", "csv",
+                                 "bibtex", "csl-json",
+                                 "map", "site"]),
+              help="Output format.")
+@click.option("-o", "--output", required=True, type=click.Path(), help="Output file (a folder for --format site).")
+@click.option("--title", default="", help="Title of the published list or map.")
+@click.option("--list", "list_name", default=None, metavar="NAME",
+              help="Publish only this reading list (with your notes); '*' = every paper you marked. "
+                   "highlights-md defaults to your liked papers.")
+def publish_command(db, fmt, output, title, list_name):
+    """Publish the atlas (or one reading list) as an awesome list, a highlights post or the topic pages
+    (Markdown), JSON, CSV, BibTeX or a self-contained interactive map (HTML)."""
+    from .. import readinglist as rl
+    from ..publish import USES_RELATED
+    from ..publish import publish as run_publish
+    from ..search import related as run_related
+
+    atlas = open_atlas(db)
+    papers = atlas.papers
+    if list_name is not None or fmt.startswith("highlights"):
+        entries = rl.entries(atlas.con, None if list_name in (None, "*") else list_name)
+        if list_name is None:  # a highlights post of the papers you liked
+            entries = [e for e in entries if e.rating > 0]
+        notes = {e.paper_id: e.note for e in entries}
+        papers = [p for p in atlas.papers if p.id in notes]
+        if not papers:
+            what = f"list {list_name!r}" if list_name not in (None, "*") else "your reading list"
+            raise click.ClickException(f"{what} has no papers of this atlas (see `paperatlas list show`)")
+        for p in papers:
+            if notes[p.id]:
+                p.extra["note"] = notes[p.id]
+    rel = {p.id: [r.paper.id for r in run_related(atlas, p, k=5)] for p in papers} if fmt in USES_RELATED else {}
+    out = run_publish(fmt, papers, list(atlas.topics.values()), rel, output, title=title)
+    extra = ""
+    if fmt == "site":
+        from ..publish.site import first_load_bytes
+
+        extra = f"; the first page loads {first_load_bytes(out) / 1e6:.2f} MB, open {Path(out) / 'index.html'}"
+    click.echo(f"wrote {out} ({len(papers)} papers, {fmt}{extra})")

@@ -1,0 +1,201 @@
+"""The reading commands: ``search``, ``show``, ``related``, ``recommend``, ``topics`` and ``edit``."""
+
+from __future__ import annotations
+
+import textwrap
+
+import click
+
+from ._common import db_option, embed_query_fn, filter_options, find_or_fail, open_atlas, parse_filters, status_tag
+
+
+@click.command(name="search")
+@click.argument("query", default="")
+@db_option
+@filter_options
+@click.option("-k", "--limit", default=10, show_default=True, help="Number of results.")
+@click.option("--mode", type=click.Choice(["hybrid", "bm25", "semantic"]), default="hybrid", show_default=True,
+              help="hybrid = BM25 + embedding cosine fused by reciprocal rank fusion.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")
+@click.option("--export", "export_fmt", type=click.Choice(["bibtex", "csl-json", "csv", "json"]), default=None,
+              help="Also write the results in this format (for Zotero: bibtex or csl-json); needs -o.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File for --export.")
+def search_command(query, db, status, venue, year, author, topic, keyphrase, limit, mode, as_json, export_fmt, output):
+    """Find papers by words and by meaning (QUERY may be empty to list filtered papers)."""
+    import json
+
+    from ..search import search as run_search
+
+    if bool(export_fmt) != bool(output):
+        raise click.UsageError("--export FORMAT and -o FILE go together")
+    atlas = open_atlas(db)
+    flt = parse_filters(status, venue, year, author, topic, keyphrase)
+    hits = run_search(atlas, query, k=limit, filters=flt, mode=mode,
+                      embed_query=embed_query_fn() if mode != "bm25" and query.strip() else None)
+    if not hits:
+        click.echo("no papers match", err=True)
+    if export_fmt:
+        from ..publish import publish as run_publish
+
+        out = run_publish(export_fmt, [h.paper for h in hits], list(atlas.topics.values()), {}, output)
+        click.echo(f"wrote {out} ({len(hits)} results, {export_fmt})", err=True)
+    for i, h in enumerate(hits, 1):
+        p = h.paper
+        if as_json:
+            click.echo(json.dumps({"rank": i, "id": p.id, "title": p.title, "status": p.status, "score": h.score,
+                                   "bm25_rank": h.bm25_rank, "semantic_rank": h.semantic_rank}, ensure_ascii=False))
+            continue
+        click.echo(f"{i:>2}. {click.style(p.title, bold=True)}{status_tag(p)}  ({p.id})")
+        click.echo(f"    {', '.join(p.authors[:4])}{' et al.' if len(p.authors) > 4 else ''}"
+                   f" · {atlas.topic_label(p.topic_id)}")
+        if p.tldr:
+            click.echo(textwrap.fill(p.tldr, 100, initial_indent="    ", subsequent_indent="    "))
+
+
+@click.command(name="show")
+@click.argument("paper")
+@db_option
+def show_command(paper, db):
+    """Show one PAPER (id or title): authors, status, TL;DR, keyphrases, topic, abstract, links."""
+    atlas = open_atlas(db)
+    p = find_or_fail(atlas, paper)
+    click.echo(click.style(p.title, bold=True))
+    click.echo(f"id {p.id} · {p.venue or 'venue unknown'}{' · ' + p.status if p.status else ''}")
+    click.echo(", ".join(p.authors))
+    click.echo(f"\nTL;DR ({p.tldr_method}): {p.tldr}")
+    click.echo(f"Keyphrases ({p.keyphrases_method}): {'; '.join(p.keyphrases)}")
+    if p.given_keyphrases:
+        click.echo(f"Listed keywords: {'; '.join(p.given_keyphrases)}")
+    area = atlas.area_of(p.topic_id)
+    where = f"{area.label} › " if area is not None and area.id != p.topic_id else ""
+    note = " (low confidence: fits no topic well, placed in the nearest)" if p.low_confidence else ""
+    click.echo(f"Topic: {where}{atlas.topic_label(p.topic_id)} (#{p.topic_id}){note}")
+    if p.secondary_topic_ids:
+        click.echo("Also: " + "; ".join(f"{atlas.topic_label(t)} (#{t})" for t in p.secondary_topic_ids))
+    if p.sections:
+        click.echo(f"Sections: {'; '.join(p.sections)}")
+    click.echo("")
+    for para in (p.abstract or p.digest).split("\n\n"):
+        click.echo(textwrap.fill(para, 100))
+    for link in p.links:
+        if link.url:
+            click.echo(f"{link.kind}: {link.url}")
+
+
+@click.command(name="related")
+@click.argument("paper")
+@db_option
+@click.option("-k", "--limit", default=10, show_default=True, help="Number of related papers.")
+def related_command(paper, db, limit):
+    """Papers nearest to PAPER (id or title), each with the reason it is related."""
+    from ..search import related as run_related
+
+    atlas = open_atlas(db)
+    p = find_or_fail(atlas, paper)
+    click.echo(f"Related to: {p.title} ({p.id})")
+    for i, r in enumerate(run_related(atlas, p, k=limit), 1):
+        click.echo(f"{i:>2}. {r.paper.title}{status_tag(r.paper)}  ({r.paper.id})")
+        click.echo(f"    cosine {r.similarity:.2f} · {r.reason}")
+
+
+@click.command(name="topics")
+@db_option
+@click.option("--terms", default=5, show_default=True, help="Top keyphrases shown per topic.")
+def topics_command(db, terms):
+    """The atlas as a table of contents: areas, their sub-topics (id, papers, label) and top keyphrases."""
+    atlas = open_atlas(db)
+    for area in atlas.areas():
+        subs = atlas.subtopics(area.id)
+        click.echo(f"{area.id:>4}  {area.size:>5}  {click.style(area.label, bold=True)}")
+        if terms and not subs:
+            click.echo(f"             {'; '.join(area.keyphrases[:terms])}")
+        for t in subs:
+            click.echo(f"{t.id:>10}  {t.size:>5}  {t.label}")
+            if terms:
+                click.echo(f"                   {'; '.join(t.keyphrases[:terms])}")
+
+
+@click.command(name="edit")
+@click.argument("paper")
+@db_option
+@click.option("--tldr", default=None, help="Your one-sentence TL;DR for the paper.")
+@click.option("--keyphrases", default=None, help='Your keyphrases, separated by ";", e.g. "a; b; c".')
+@click.option("--clear", is_flag=True, help="Forget your edits of this paper (generated values return on rebuild).")
+def edit_command(paper, db, tldr, keyphrases, clear):
+    """Override PAPER's (id or title) TL;DR and/or keyphrases.
+
+    Your edit wins over every later rebuild, is kept in the atlas file, and is what publish writes.
+    """
+    from ..overrides import edit_paper, parse_keyphrases
+    from ..store import AtlasNotFound
+
+    if tldr is None and keyphrases is None and not clear:
+        raise click.UsageError("give --tldr, --keyphrases or --clear")
+    atlas = open_atlas(db)
+    try:
+        pid = find_or_fail(atlas, paper).id
+    finally:
+        atlas.close()
+    try:
+        p = edit_paper(atlas.path, pid, tldr=tldr, clear=clear,
+                       keyphrases=parse_keyphrases(keyphrases) if keyphrases is not None else None)
+    except (LookupError, ValueError, AtlasNotFound) as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"{p.title} ({p.id})")
+    click.echo(f"TL;DR ({p.tldr_method}): {p.tldr}")
+    click.echo(f"Keyphrases ({p.keyphrases_method}): {'; '.join(p.keyphrases)}")
+    if clear:
+        click.echo("edits cleared; the generated values come back at the next build")
+
+
+def _recommend_liked(atlas, like: tuple[str, ...], dislike: tuple[str, ...] = ()) -> tuple[list, list]:
+    """``(liked, disliked)`` papers a recommendation starts from: the ``--like``/``--dislike`` references (ids or
+    titles), else the papers liked and disliked in the reading list (``paperatlas list like``)."""
+    from .. import readinglist as rl
+    from ..recommend import liked_papers
+
+    if like:
+        return liked_papers(atlas, like), liked_papers(atlas, dislike)
+    liked, disliked = rl.ratings(atlas.con)
+    return ([atlas.by_id[i] for i in liked if i in atlas.by_id],
+            liked_papers(atlas, dislike) + [atlas.by_id[i] for i in disliked if i in atlas.by_id])
+
+
+@click.command(name="recommend")
+@click.option("--like", "like", multiple=True, metavar="PAPER",
+              help="A paper you liked (id or title; repeatable; default: the papers you liked with `list like`).")
+@click.option("--dislike", "dislike", multiple=True, metavar="PAPER", help="A paper you did not like (repeatable).")
+@click.option("--exclude-topic", "exclude_topics", multiple=True, metavar="X",
+              help="Leave out a topic (id or label substring; an area covers its sub-topics; repeatable).")
+@click.option("--exclude-keyphrase", "exclude_keyphrases", multiple=True, metavar="X",
+              help='Leave out papers about X, e.g. "reinforcement learning" (repeatable).')
+@click.option("-k", "--limit", default=10, show_default=True, help="Number of recommendations.")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print recommendations as JSON lines.")
+def recommend_command(like, dislike, exclude_topics, exclude_keyphrases, limit, db, as_json):
+    """Papers to read next, from papers you liked (MiniLM + TF-IDF similarity), each with its reason."""
+    import json
+
+    from ..recommend import recommend as run_recommend
+
+    atlas = open_atlas(db)
+    try:
+        liked, disliked = _recommend_liked(atlas, like, dislike)
+    except LookupError as e:
+        raise click.ClickException(str(e)) from e
+    if not liked:
+        raise click.UsageError("give at least one --like PAPER, or like papers first: paperatlas list like PAPER")
+    recs = run_recommend(atlas, [p.id for p in liked], [p.id for p in disliked], k=limit,
+                         exclude_topics=exclude_topics, exclude_keyphrases=exclude_keyphrases)
+    if not as_json:
+        click.echo("Because you liked: " + "; ".join(p.title for p in liked))
+    if not recs:
+        click.echo("no papers to recommend", err=True)
+    for i, r in enumerate(recs, 1):
+        if as_json:
+            click.echo(json.dumps({"rank": i, "id": r.paper.id, "title": r.paper.title, "status": r.paper.status,
+                                   "score": r.score, "because": r.because.id, "reason": r.reason},
+                                  ensure_ascii=False))
+            continue
+        click.echo(f"{i:>2}. {r.paper.title}{status_tag(r.paper)}  ({r.paper.id})")
+        click.echo(f"    score {r.score:.2f} · {r.reason}")
