@@ -22,7 +22,8 @@ from pathlib import Path
 from rouge_score import rouge_scorer
 
 from paperatlas.enrich import tldr
-from paperatlas.llm.backends import backend_summarizer, clean_answer, make_backend, supported
+from paperatlas.llm.backends import make_backend
+from paperatlas.llm.tldr import backend_summarizer, clean_answer, supported
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "data" / "scitldr" / "dev.jsonl.gz"
@@ -38,10 +39,10 @@ class Recording:
         self.raw: list[str] = []
         self.seconds: list[float] = []
 
-    def generate(self, title: str, abstract: str) -> str:
+    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
         t0 = time.perf_counter()
         try:
-            out = self.backend.generate(title, abstract)
+            out = self.backend.complete(messages, max_tokens)
         except Exception:
             self.raw.append("")
             raise

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from paperatlas.enrich import tldr  # noqa: E402
-from paperatlas.enrich.keyphrases import norm_word  # noqa: E402
 from paperatlas.text import split_sentences, word_tokens  # noqa: E402
+from paperatlas.vocab import norm_word  # noqa: E402
 
 DEFAULT_TRAIN = ROOT.parent / "shared" / "data" / "scitldr" / "train.jsonl.gz"
 DEFAULT_OUT = ROOT / "src" / "paperatlas" / "data" / "tldr_selector.json"

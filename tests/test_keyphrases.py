@@ -7,8 +7,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES
-from paperatlas.enrich.keyphrases import KeyphraseExtractor, concept_key, find_acronyms
+from paperatlas.enrich.keyphrases import KeyphraseExtractor, find_acronyms
 from paperatlas.sources import read
+from paperatlas.vocab import concept_key
 
 COLM = FIXTURES / "kp_colm.json"
 AWESOME = FIXTURES / "kp_awesome_ntk.txt"

@@ -11,8 +11,8 @@ from markupsafe import escape
 
 from paperatlas.cli import main
 from paperatlas.model import STATUSES as STATUS_ORDER
-from paperatlas.search import nearest_topics, topic_members
 from paperatlas.store import Atlas
+from paperatlas.topics import nearest_topics, topic_members
 from paperatlas.web import create_app
 
 

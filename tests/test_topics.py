@@ -9,19 +9,17 @@ from click.testing import CliRunner
 from paperatlas.build import build
 from paperatlas.cli import main
 from paperatlas.enrich.embed import paper_text
-from paperatlas.enrich.keyphrases import phrase_key
+from paperatlas.enrich.labels import GENERIC_TERMS, MAX_LABEL_WORDS, label_topics
 from paperatlas.enrich.topics import (
-    GENERIC_TERMS,
-    MAX_LABEL_WORDS,
     TopicModel,
     default_n_areas,
     default_n_topics,
     fit_hierarchy,
-    label_topics,
     topic_embedding,
     update_topics,
 )
 from paperatlas.store import Atlas
+from paperatlas.vocab import phrase_key
 
 
 @pytest.fixture(scope="module")

@@ -121,8 +121,8 @@ def test_search_open_paper_follow_related_and_map_in_chromium(server, browser, t
 
 
 def test_keyphrase_links_list_every_paper_sharing_it(sample_atlas):
-    from paperatlas.enrich.keyphrases import concept_key
     from paperatlas.store import Atlas
+    from paperatlas.vocab import concept_key
 
     atlas = Atlas(sample_atlas)
     counts: dict[str, int] = {}

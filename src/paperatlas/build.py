@@ -19,9 +19,10 @@ import numpy as np
 from . import sources
 from .enrich.embed import Embedder, MiniLMEmbedder, get_embedder, paper_text
 from .enrich.keyphrases import KeyphraseExtractor
+from .enrich.layout import LAYOUT_METHOD
 from .enrich.tldr import METHOD as TLDR_METHOD
 from .enrich.tldr import extract_tldr
-from .enrich.topics import LAYOUT_METHOD, TopicModel, update_topics
+from .enrich.topics import TopicModel, update_topics
 from .model import Paper
 from .sources.merge import merge_papers
 from .store import sqlite as store
@@ -148,7 +149,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         tick = progress("tldr", len(papers))
         for p in papers:
             if tldr_backend is not None:
-                from .llm.backends import generate_tldr
+                from .llm.tldr import generate_tldr
 
                 p.tldr, p.tldr_method = generate_tldr(tldr_backend, p.title, p.abstract or p.digest)
             else:

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .enrich.keyphrases import concept_key
 from .model import Paper
 from .store import Atlas
 from .text import word_tokens
+from .vocab import concept_key
 
 #: weight of the lexical (TF-IDF) z-score next to the dense (MiniLM) one
 LEXICAL_WEIGHT = 1.0
@@ -164,7 +164,7 @@ class Recommender:
         in ``row`` × mean weight in the liked papers), largest first. Skipped: a unigram inside a chosen bigram,
         terms with a number or a word every ML paper uses (``neural``, ``learning``, ``results``), and, when
         ``vocabulary`` (lower-case words) is given, terms with a word outside it."""
-        from .enrich.keyphrases import BROAD, GENERIC, STOP, norm_word
+        from .vocab import BROAD, GENERIC, STOP, norm_word
 
         x = self.tfidf[int(row)]
         liked_mean = np.asarray(self.tfidf[list(liked)].mean(axis=0)).ravel()
@@ -294,12 +294,13 @@ def _build_concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
 def excluded_rows(atlas: Atlas, exclude_topics: Iterable[str] = (), exclude_keyphrases: Iterable[str] = ()
                   ) -> frozenset[int]:
     """Rows (of ``atlas.ids``) of the papers filed under one of ``exclude_topics`` (ids or label substrings, an
-    area covering its sub-topics, :func:`paperatlas.search.resolve_topics`) or carrying one of
+    area covering its sub-topics, :func:`paperatlas.topics.resolve_topics`) or carrying one of
     ``exclude_keyphrases``: matched like the keyphrase facet (:func:`paperatlas.search.keyphrase_keys`, an
     acronym = its long form), also inside longer keyphrases (``reinforcement learning`` drops ``deep
     reinforcement learning``) and in the paper's topic or area label. The answer is cached on the atlas object
     per set of exclusions (a reader's "no reinforcement learning" is asked on every request)."""
-    from .search import keyphrase_keys, resolve_topics
+    from .search import keyphrase_keys
+    from .topics import resolve_topics
 
     topic_refs = tuple(sorted({str(t).strip() for t in exclude_topics if str(t).strip()}))
     phrases = tuple(sorted({" ".join(str(x).split()) for x in exclude_keyphrases if str(x).strip()}))

@@ -31,72 +31,14 @@ import re
 from functools import cache
 from pathlib import Path
 
+from ..latex import render_latex
 from ..text import split_sentences, word_tokens
-from .keyphrases import STOP, norm_word
+from ..vocab import STOP, norm_word
 
 METHOD = "extractive v2"
 MAX_WORDS = 30
 MIN_WORDS = 6
 MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "tldr_selector.json"
-
-# ---------------------------------------------------------------------------------------------------- LaTeX
-
-_SYMBOLS = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
-    "eta": "η", "theta": "θ", "vartheta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
-    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
-    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
-    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω", "ell": "ℓ", "infty": "∞", "le": "≤",
-    "leq": "≤", "ge": "≥", "geq": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "~", "propto": "∝",
-    "times": "×", "cdot": "·", "cdots": "…", "ldots": "…", "dots": "…", "pm": "±", "in": "∈", "notin": "∉",
-    "subset": "⊂", "subseteq": "⊆", "cup": "∪", "cap": "∩", "to": "→", "rightarrow": "→", "leftarrow": "←",
-    "mapsto": "↦", "Rightarrow": "⇒", "forall": "∀", "exists": "∃", "partial": "∂", "nabla": "∇", "sum": "∑",
-    "prod": "∏", "int": "∫", "sqrt": "√", "log": "log", "exp": "exp", "max": "max", "min": "min", "sup": "sup",
-    "inf": "inf", "lim": "lim", "det": "det", "top": "⊤", "star": "*", "ast": "*", "circ": "∘", "oplus": "⊕",
-    "otimes": "⊗", "mid": "|", "vert": "|", "Vert": "‖", "|": "‖", "lVert": "‖", "rVert": "‖", "langle": "⟨",
-    "rangle": "⟩", "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "%": "%", "{": "{", "}": "}",
-    "emptyset": "∅", "ll": "≪", "gg": "≫", "equiv": "≡", "neg": "¬", "wedge": "∧", "vee": "∨",
-    "mathbb{R}": "ℝ", "mathbb{N}": "ℕ", "mathbb{Z}": "ℤ", "mathbb{E}": "𝔼", "mathbb{P}": "ℙ",
-}
-_SUP = str.maketrans("0123456789+-=()nik", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵏ")
-_CMD_RE = re.compile(r"\\(mathbb\{[A-Z]\}|[A-Za-z]+|[|%{}])")
-# commands whose braced argument is kept as plain text
-_WRAP_RE = re.compile(r"\\(?:mathcal|mathbf|mathrm|mathit|mathsf|mathtt|boldsymbol|bm|text|textbf|textit|emph|"
-                      r"operatorname|hat|bar|tilde|widetilde|widehat|vec|overline|underline|dot)\s*\{([^{}]*)\}")
-_FRAC_RE = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_SIZE_RE = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])|\\[,;:! ]")
-
-
-def _math_to_text(m: str) -> str:
-    """A LaTeX math span as readable text: Greek and operators to Unicode, ``^2`` to ``²``, braces dropped."""
-    m = _SIZE_RE.sub("", m)
-    for _ in range(3):
-        m = _WRAP_RE.sub(r"\1", m)
-        m = _FRAC_RE.sub(r"\1/\2", m)
-
-    def sup(mt: re.Match[str]) -> str:
-        body = mt.group(1) or mt.group(2)
-        t = body.translate(_SUP)
-        return t if all(c not in t for c in body if c.isalnum()) or t != body else "^" + body
-
-    m = re.sub(r"\^\{([0-9+\-=()nik]+)\}|\^([0-9nik])", sup, m)
-    m = _CMD_RE.sub(lambda mt: _SYMBOLS.get(mt.group(1), mt.group(1).removeprefix("mathbb{")[:1]
-                                            if mt.group(1).startswith("mathbb") else mt.group(1)), m)
-    m = re.sub(r"_\{([^{}]*)\}", r"\1", m)
-    m = m.replace("_", "").replace("{", "").replace("}", "").replace("\\", "")
-    return " ".join(m.split())
-
-
-def render_latex(text: str) -> str:
-    """Inline math ``$...$`` and stray text-mode LaTeX commands rendered as readable plain text."""
-    text = re.sub(r"\$\$?([^$]+)\$?\$", lambda mt: _math_to_text(mt.group(1)), text)
-    text = re.sub(r"\\(?:emph|textbf|textit|texttt|text|textsc)\{([^{}]*)\}", r"\1", text)
-    text = re.sub(r"\{\\(?:em|it|bf|sc|tt)\s+([^{}]*)\}", r"\1", text)
-    text = text.replace("``", '"').replace("''", '"')
-    if "\\" in text:
-        text = _math_to_text(text) if re.search(r"\\[A-Za-z]", text) else text.replace("\\", "")
-    return text
-
 
 # ------------------------------------------------------------------------------------------- cleaning rules
 

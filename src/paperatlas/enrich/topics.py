@@ -1,4 +1,4 @@
-"""Topics: a two-level hierarchy (areas → sub-topics), curator-style labels, and the 2-D map.
+"""Topics: a two-level hierarchy (areas → sub-topics) with labels and map positions, kept stable across rebuilds.
 
 Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
 
@@ -16,14 +16,10 @@ Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
   sub-topic it is closest to. Every paper gets a sub-topic (no outlier bucket); a paper much further from its
   centroid than its topic's other papers (cosine below the topic's mean − 2 std) is marked ``low_confidence``;
   papers about as close (≥ 0.97 ×) to another sub-topic's centroid carry it as a secondary topic.
-* **Labels** (:func:`label_topics`): class-based TF-IDF (c-TF-IDF, Grootendorst 2022, BERTopic:
-  ``W(t,c) = tf(t,c) · log(1 + A / f(t))``, ``A`` the average number of terms per class, ``f(t)`` the term's
-  frequency over all classes) over the papers' keyphrases. The label is the best-scoring keyphrase found in
-  several of the topic's papers, in sentence case, distinct from every label already taken (areas first, so a
-  sub-topic is never named like its area), joined with a second strong, unrelated keyphrase when the two fit in
-  five words (``"Lottery tickets and pruning"``).
-* **Map** (:func:`layout_2d`): UMAP (McInnes et al. 2018, ``umap-learn``) of the topic embedding to 2-D, cosine
-  metric, ``n_neighbors=15``, ``min_dist=0.1``, fixed ``random_state``.
+* **Labels** (:func:`paperatlas.enrich.labels.label_topics`): c-TF-IDF over the papers' keyphrases, see
+  :mod:`paperatlas.enrich.labels`.
+* **Map** (:func:`paperatlas.enrich.layout.fit_layout`): UMAP of the topic embedding to 2-D, see
+  :mod:`paperatlas.enrich.layout`.
 * **Stability** (:func:`update_topics`): the fitted :class:`TopicModel` (TF-IDF/LSA space, centroids, UMAP
   reducer) is pickled into the atlas. A rebuild that adds at most :data:`MAX_NEW_SHARE` new papers keeps the
   space, warm-starts k-means from the stored centroids (so topic ids are kept by construction and only papers
@@ -35,19 +31,21 @@ Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
 
 from __future__ import annotations
 
+import io
 import math
 import pickle
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..model import Topic
-from .keyphrases import phrase_key
+from ..vocab import phrase_key
+from .labels import label_topics
+from .layout import fit_layout, place_new
 
 METHOD = "kmeans-hier(minilm+lsa)+ctfidf v2"
-LAYOUT_METHOD = "umap-cosine-2d(minilm+lsa) v2"
 #: version of the pickled :class:`TopicModel`; a stored model of another version is ignored (full refit)
 MODEL_VERSION = 2
 #: a rebuild with more new papers than this share of the kept ones refits the topics instead of updating them
@@ -284,250 +282,17 @@ def confidence(x: np.ndarray, h: Hierarchy) -> tuple[np.ndarray, np.ndarray, lis
     return own, low, secondary
 
 
-# --------------------------------------------------------------------------------------------------- map
-def fit_layout(x: np.ndarray, seed: int = 42):
-    """Fit the 2-D map on ``x`` ``(n_papers, dim)``: returns ``(coordinates (n_papers, 2) float32, reducer)``;
-    the reducer is a fitted ``umap.UMAP`` (None for fewer than 5 papers, laid out by PCA instead) whose
-    ``transform`` places later papers on the same map."""
-    n = len(x)
-    if n < 5:
-        out = np.zeros((n, 2), dtype=np.float32)
-        if n > 1:
-            from sklearn.decomposition import PCA
-
-            comps = min(2, n)
-            out[:, :comps] = PCA(n_components=comps, random_state=seed).fit_transform(x)
-        return out, None
-    import umap
-
-    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, metric="cosine",
-                        random_state=seed, n_jobs=1, init="spectral" if n > 20 else "random")
-    return reducer.fit_transform(x).astype(np.float32), reducer
-
-
-def place_new(reducer, x_new: np.ndarray, x_old: np.ndarray, xy_old: np.ndarray) -> np.ndarray:
-    """Map coordinates ``(len(x_new), 2)`` float32 for papers added to an existing map: ``reducer.transform``
-    (UMAP) when there is a reducer, else the mean position of the 3 most similar existing papers."""
-    if len(x_new) == 0:
-        return np.zeros((0, 2), dtype=np.float32)
-    if reducer is not None:
-        return reducer.transform(x_new).astype(np.float32)
-    if len(x_old) == 0:
-        return np.zeros((len(x_new), 2), dtype=np.float32)
-    near = np.argsort(-(x_new @ x_old.T), axis=1)[:, :3]
-    return xy_old[near].mean(axis=1).astype(np.float32)
-
-
-# --------------------------------------------------------------------------------------------------- labels
-def _sentence_case(phrase: str) -> str:
-    return phrase[:1].upper() + phrase[1:] if phrase else phrase
-
-
-#: the most words a label may have
-MAX_LABEL_WORDS = 5
-
-
-def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int = 10,
-                 taken: set[str] | None = None, n_topics: int | None = None,
-                 children: np.ndarray | None = None) -> list[tuple[str, list[str]]]:
-    """``(label, top_terms)`` per topic index (see module doc for the c-TF-IDF weighting).
-
-    ``assign`` is ``(n_papers,)`` topic indices, ``keyphrases`` one list per paper; ``taken`` holds phrase keys
-    other labels already use (they are avoided, and the keys used here are added to it). Labels are unique and
-    1-5 words; an empty topic gets ``"Topic N"``. ``children`` (``(n_papers,)`` sub-topic index, for labelling
-    areas) halves the score of a phrase found in only one of the area's sub-topics, so an area is named by what
-    its sub-topics share rather than by one of them.
-    """
-    n_topics = n_topics if n_topics is not None else (int(assign.max()) + 1 if len(assign) else 0)
-    tf: list[Counter[str]] = [Counter() for _ in range(n_topics)]
-    forms: dict[str, Counter[str]] = {}
-    for t, kps in zip(assign.tolist(), keyphrases, strict=True):
-        for kp in dict.fromkeys(kps):
-            k = phrase_key(kp)
-            if not k:
-                continue
-            tf[t][k] += 1
-            forms.setdefault(k, Counter())[kp] += 1
-    total: Counter[str] = Counter()
-    for c in tf:
-        total.update(c)
-    spread: dict[tuple[int, str], set[int]] = {}
-    if children is not None:
-        for t, child, kps in zip(assign.tolist(), children.tolist(), keyphrases, strict=True):
-            for kp in kps:
-                spread.setdefault((t, phrase_key(kp)), set()).add(child)
-    n_children = {t: len(set(children[assign == t].tolist())) for t in range(n_topics)} if children is not None \
-        else {}
-    avg = sum(total.values()) / max(n_topics, 1)
-    n_papers = max(len(assign), 1)
-    max_df = max(MAX_LABEL_DF, 1.5 / max(n_topics, 1))  # with few topics, a topic's own terms are in many papers
-    taken = taken if taken is not None else set()
-    used_labels: set[str] = set()
-    out: list[tuple[str, list[str]]] = []
-    for t in range(n_topics):
-        size = int((assign == t).sum())
-        # ties go to the longer, more specific phrase
-        scored = [(sc, k) for sc, _, k in sorted(
-            ((f * math.log(1 + avg / total[k]) * (1 + 0.3 * (len(k.split()) > 1))
-              * (0.5 if n_children.get(t, 1) > 1 and len(spread.get((t, k), ())) < 2 else 1.0), len(k.split()), k)
-             for k, f in tf[t].items()), reverse=True)]
-        support = max(2, round(0.08 * size)) if size >= 6 else 1
-        good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
-        top_terms = _shown_terms(good, tf[t], forms, max_terms)
-        weight = {k: sc for sc, k in scored}
-        label = ""
-        free = [k for k in dict.fromkeys(_clean_terms(
-            good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df)
-            and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken))) if k not in taken]
-        if free:
-            # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
-            multi = [k for k in free[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[free[0]]]
-            k = multi[0] if multi and len(free[0].split()) == 1 else free[0]
-            label = _sentence_case(_display(forms, k))
-            # add a second strong, distinct term to make labels specific: not a variant or acronym of the first,
-            # present in a tenth of the topic's papers, and the whole label still at most five words
-            second_support = max(3, round(0.1 * size))
-            for k2 in free[:6]:
-                if k2 == k or _related_terms(k, k2) or tf[t][k2] < second_support:
-                    continue
-                if weight.get(k2, 0) >= 0.5 * weight.get(k, 0) \
-                        and len(label.split()) + 1 + len(k2.split()) <= MAX_LABEL_WORDS \
-                        and (len(k2.split()) > 1 or len(k.split()) == 1):
-                    label = f"{label} and {_display(forms, k2)}"
-                    break
-            taken.add(k)
-        if not label or label.casefold() in used_labels:
-            label = f"Topic {t + 1}" if not label else f"{label} ({t + 1})"
-        used_labels.add(label.casefold())
-        out.append((label, top_terms))
-    return out
-
-
-#: phrase keys too general to name a topic of an ML corpus (they describe every paper)
-GENERIC_TERMS = frozenset({
-    "neural network", "neural networks", "deep learning", "deep neural network", "deep neural networks",
-    "machine learning", "deep network", "deep networks", "network", "networks", "learning", "model", "models",
-    "training", "data", "method", "methods", "performance", "result", "results", "approach", "framework", "task",
-    "tasks", "algorithm", "algorithms", "deep", "neural", "problem", "problems", "dataset", "datasets",
-    "deep learning models", "deep models", "experiments", "state of the art", "state-of-the-art", "benchmark",
-    "benchmarks", "paper", "work", "system", "systems", "architecture", "architectures", "end-to-end",
-    "label", "labels", "object", "objects", "words", "feature", "features", "input", "inputs", "output",
-    "outputs", "loss", "function", "functions", "parameters", "samples", "distribution", "distributions",
-    "artificial neural network", "artificial neural networks", "neural net", "neural nets", "dnn", "dnns",
-    "layer", "layers", "weight", "weights", "neurons", "units", "accuracy", "efficiency", "scale", "structure",
-})
-#: a phrase found in more than this share of all papers is not used as a label
-MAX_LABEL_DF = 0.2
-
-
-def _labelable(key: str, df: float, max_df: float = MAX_LABEL_DF) -> bool:
-    """Whether a phrase key may name a topic: not generic, in at most ``max_df`` of all papers, 1-5 words."""
-    return (key not in _GENERIC_KEYS and df <= max_df
-            and 0 < len(key.split()) <= MAX_LABEL_WORDS)
-
-
-_ADJECTIVE_ENDINGS = ("al", "ed", "ive", "ic", "ous", "ent", "ant", "ary", "ble", "ial", "ical", "less", "wise")
-_ADJECTIVES = frozenset({"deep", "private", "efficient", "robust", "sparse", "fair", "large", "small",
-                         "low", "high", "multi", "pre", "fast", "local", "global", "few", "self", "semi", "non",
-                         "continuous-time", "fully-connected", "pre-trained", "self-supervised", "multi-agent"})
-
-
-def _adjectival(phrase: str) -> bool:
-    """Whether a phrase (as written) ends in an adjective-like word (``adversarial``, ``pre-trained``): a fragment
-    of a noun phrase, not a name."""
-    last = phrase.lower().split()[-1] if phrase.strip() else ""
-    parts = last.split("-")
-    return last in _ADJECTIVES or parts[-1] in _ADJECTIVES or (
-        len(parts[-1]) > 4 and parts[-1].endswith(_ADJECTIVE_ENDINGS))
-
-
-def _tail_fragment(key: str, tf: Counter[str]) -> bool:
-    """``series modeling`` is the tail of ``time series modeling``: true when a longer phrase of this topic ends
-    with ``key`` and is found in at least half as many of its papers."""
-    return any(k2.endswith(" " + key) and f >= 0.5 * tf[key] for k2, f in tf.items())
-
-
-def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
-    """A fragment like ``graph neural`` or ``self-supervised`` becomes the phrase it is the start of in this
-    topic (``graph neural networks``), when that phrase is found in at least half (a single word: 30%) as many
-    of its papers; an adjective-like fragment takes its most frequent extension found in 2+ papers, and is
-    returned as ``""`` (unusable) when it has none."""
-    best, best_f = key, 0
-    share = 0.5 if len(key.split()) > 1 else 0.3
-    shown = _display(forms, key).lower()
-    adjectival = _adjectival(shown)
-    for k2, f in tf.items():
-        if not k2.startswith(key + " ") or len(k2.split()) > MAX_LABEL_WORDS or f <= best_f:
-            continue
-        if not _display(forms, k2).lower().startswith(shown + " "):  # "gradient descent-ascent" extends nothing
-            continue
-        if f >= share * tf[key] or (adjectival and f >= 2):
-            best, best_f = k2, f
-    return "" if best == key and adjectival else best
-
-
-def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]],
-                 keep: Callable[[str], bool] = lambda key: True) -> Iterator[str]:
-    """A topic's ranked phrase keys as a reader may see them (labels and the terms on topic pages), in order,
-    repeats possible: no generic terms (``neural networks``, also by an acronym's long form: ``dnn``), no tail
-    fragments (``series modeling``), adjective fragments extended to their phrase (``self-supervised`` →
-    ``self-supervised learning``) or dropped, no possessives (``single model's``); ``keep`` is checked on each key
-    before its (costly) extension."""
-    for key in keys:
-        if key in _GENERIC_KEYS or _tail_fragment(key, tf) or not keep(key):
-            continue
-        full = _extend(key, tf, forms)
-        if not full:
-            continue
-        shown = _display(forms, full)
-        if phrase_key(shown) not in _GENERIC_KEYS and not shown.endswith(("'s", "’s", "'")):
-            yield full
-
-
-def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]], k: int) -> list[str]:
-    """The first ``k`` distinct :func:`_clean_terms` of a topic's ranked phrase keys, as shown on its page."""
-    out: list[str] = []
-    for full in _clean_terms(keys, tf, forms):
-        if full not in out:
-            out.append(full)
-            if len(out) == k:
-                break
-    return [_display(forms, key) for key in out]
-
-
-def _related_terms(a: str, b: str) -> bool:
-    """True when two phrase keys name the same thing: shared word, shared word stem (first 5 letters:
-    ``private``/``privacy``), or one the acronym of the other."""
-    wa, wb = set(a.split()), set(b.split())
-    if wa & wb or {w[:5] for w in wa if len(w) >= 5} & {w[:5] for w in wb if len(w) >= 5}:
-        return True
-    return any(_is_acronym_pair(a, w) for w in wb) or any(_is_acronym_pair(b, w) for w in wa)
-
-
-def _is_acronym_pair(a: str, b: str) -> bool:
-    """True when one phrase key is the acronym of the other (``gan`` / ``generative adversarial network``,
-    ``ebm`` / ``energy based model``, ``nas`` / ``neural architecture search``)."""
-    for short, long_ in ((a, b), (b, a)):
-        words = long_.replace("-", " ").split()
-        if len(short.split()) == 1 and len(words) > 1:
-            initials = "".join(w[0] for w in words)
-            if short.rstrip("s") in (initials, initials.rstrip("s")) or initials.startswith(short.rstrip("s")):
-                return True
-    return False
-
-
-_GENERIC_KEYS = frozenset(phrase_key(t) for t in GENERIC_TERMS)
-
-
-def _display(forms: dict[str, Counter[str]], key: str) -> str:
-    """Most common spelling of a phrase key; plural forms preferred for multi-word noun phrases as people write
-    topic names in the plural (``graph neural networks``)."""
-    best = forms[key].most_common(1)[0][0]
-    plural = [f for f in forms[key] if f.lower().endswith("s") and not best.lower().endswith("s")]
-    return plural[0] if plural and len(best.split()) > 1 else best
-
-
 # --------------------------------------------------------------------------------------------------- model
+class _Unpickler(pickle.Unpickler):
+    """Reads models pickled before the topic code moved from ``paperatlas.topics`` to ``paperatlas.enrich.topics``
+    (release 0.1.0), so a rebuild of an older atlas still updates its topics instead of refitting them."""
+
+    def find_class(self, module: str, name: str):
+        if module == "paperatlas.topics":
+            module = __name__
+        return super().find_class(module, name)
+
+
 @dataclass
 class TopicModel:
     """Everything a later build needs to update the topics and the map instead of refitting them; pickled into
@@ -557,7 +322,7 @@ class TopicModel:
         if not blob:
             return None
         try:
-            model = pickle.loads(blob)  # noqa: S301 - the atlas file is the user's own
+            model = _Unpickler(io.BytesIO(blob)).load()  # noqa: S301 - the atlas file is the user's own
         except Exception:  # noqa: BLE001 - an unreadable old model just means a full refit
             return None
         if not isinstance(model, TopicModel) or model.version != MODEL_VERSION or model.embed_model != embed_model:

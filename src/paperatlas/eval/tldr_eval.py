@@ -76,7 +76,8 @@ def _oracle(rec: dict, scorer=None) -> str:
 
 def _backend_method(name: str, base_url: str | None, model: str | None) -> Method:
     """A generative backend as an eval method (record → TL;DR) with a ``fallback_rate()`` attribute."""
-    from ..llm.backends import BackendError, backend_summarizer, make_backend
+    from ..llm.backends import BackendError, make_backend
+    from ..llm.tldr import backend_summarizer
 
     try:
         backend = make_backend(name, base_url=base_url, model=model)

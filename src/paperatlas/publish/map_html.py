@@ -22,8 +22,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from ..mapview import htmlsafe_json, map_payload, plotly_js_path, static_text
+from ..markup import FAVICON
 from ..model import Paper, Topic
-from .highlights_md import FAVICON
 
 FORMAT = "map"
 

@@ -36,10 +36,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from ..mapview import htmlsafe_json
+from ..markup import FAVICON
 from ..model import STATUSES, Paper, Topic, status_rank
 from . import map_html
 from .awesome_md import _paper_sort_key, code_link, default_title, paper_link
-from .highlights_md import FAVICON
 
 FORMAT = "site"
 

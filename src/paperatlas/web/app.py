@@ -10,13 +10,13 @@ from pathlib import Path
 from flask import Blueprint, Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
 from markupsafe import Markup
 
-from ..enrich.keyphrases import concept_key
 from ..mapview import STATIC_DIR as MAP_STATIC_DIR
 from ..mapview import map_payload, plotly_js_path, topic_color
+from ..markup import FAVICON, note_html
 from ..model import STATUSES
-from ..publish.highlights_md import FAVICON, note_html
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
+from ..vocab import concept_key
 
 __all__ = ["STATUSES", "create_app", "topic_color"]
 
@@ -202,7 +202,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
 
     @app.get("/topic/<int:tid>")
     def topic(tid: int):
-        from ..search import nearest_topics, topic_members
+        from ..topics import nearest_topics, topic_members
 
         t = atlas.topics.get(tid)
         if t is None:

@@ -1,0 +1,43 @@
+"""The 2-D map of a corpus: UMAP (McInnes, Healy & Melville 2018, ``umap-learn``) of the topic embedding, cosine
+metric, ``n_neighbors=15``, ``min_dist=0.1``, fixed ``random_state``; papers added to an existing map are placed
+with the fitted reducer's ``transform`` so earlier points never move."""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: provenance of the map coordinates, stored in the atlas's meta
+LAYOUT_METHOD = "umap-cosine-2d(minilm+lsa) v2"
+
+
+def fit_layout(x: np.ndarray, seed: int = 42):
+    """Fit the 2-D map on ``x`` ``(n_papers, dim)``: returns ``(coordinates (n_papers, 2) float32, reducer)``;
+    the reducer is a fitted ``umap.UMAP`` (None for fewer than 5 papers, laid out by PCA instead) whose
+    ``transform`` places later papers on the same map."""
+    n = len(x)
+    if n < 5:
+        out = np.zeros((n, 2), dtype=np.float32)
+        if n > 1:
+            from sklearn.decomposition import PCA
+
+            comps = min(2, n)
+            out[:, :comps] = PCA(n_components=comps, random_state=seed).fit_transform(x)
+        return out, None
+    import umap
+
+    reducer = umap.UMAP(n_components=2, n_neighbors=min(15, n - 1), min_dist=0.1, metric="cosine",
+                        random_state=seed, n_jobs=1, init="spectral" if n > 20 else "random")
+    return reducer.fit_transform(x).astype(np.float32), reducer
+
+
+def place_new(reducer, x_new: np.ndarray, x_old: np.ndarray, xy_old: np.ndarray) -> np.ndarray:
+    """Map coordinates ``(len(x_new), 2)`` float32 for papers added to an existing map: ``reducer.transform``
+    (UMAP) when there is a reducer, else the mean position of the 3 most similar existing papers."""
+    if len(x_new) == 0:
+        return np.zeros((0, 2), dtype=np.float32)
+    if reducer is not None:
+        return reducer.transform(x_new).astype(np.float32)
+    if len(x_old) == 0:
+        return np.zeros((len(x_new), 2), dtype=np.float32)
+    near = np.argsort(-(x_new @ x_old.T), axis=1)[:, :3]
+    return xy_old[near].mean(axis=1).astype(np.float32)

@@ -1,0 +1,24 @@
+"""What every HTML page paperatlas writes shares, whether served (:mod:`paperatlas.web`) or published
+(:mod:`paperatlas.publish`): the inline page icon and the one Markdown parser for readers' notes and highlights
+pages (markdown-it-py, raw HTML escaped)."""
+
+from __future__ import annotations
+
+#: the page icon, inline (a data: URI) so a standalone page requests nothing
+FAVICON = ("<link rel=\"icon\" href=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' "
+           "viewBox='0 0 16 16'%3E%3Ccircle cx='8' cy='8' r='7' fill='%232b59c3'/%3E"
+           "%3Ccircle cx='5.5' cy='6' r='1.6' fill='%23fff'/%3E"
+           "%3Ccircle cx='10.5' cy='9.5' r='1.6' fill='%23fff'/%3E%3C/svg%3E\">")
+
+
+def markdown_parser():
+    """The Markdown parser of notes and highlights pages: markdown-it-py CommonMark with tables, raw HTML escaped
+    (not rendered), links with unsafe schemes (``javascript:``) left as text by markdown-it's link validation."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def note_html(note: str) -> str:
+    """A reader's Markdown note as safe HTML (:func:`markdown_parser`)."""
+    return markdown_parser().render(note or "")

@@ -1,0 +1,56 @@
+"""The package's shape: imports flow one way (import-linter contracts in pyproject.toml), no cycles, small modules."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+SRC = ROOT / "src" / "paperatlas"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+#: the most lines a module may have ("no module over ~500 lines": a bigger one is two rooms)
+MAX_MODULE_LINES = 520
+
+
+def _lint_imports(src_root: Path) -> subprocess.CompletedProcess:
+    if not LINT_IMPORTS.exists():
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    env = {**os.environ, "PYTHONPATH": str(src_root)}
+    return subprocess.run([str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache", "--no-logo"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_imports_flow_one_way_without_cycles():
+    res = _lint_imports(ROOT / "src")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "2 kept, 0 broken" in res.stdout
+
+
+@pytest.mark.parametrize(("module", "line", "broken"), [
+    # the store reaching up into the web app: an upward import
+    ("store/sqlite.py", "from ..web import create_app\n", "paperatlas.store.sqlite -> paperatlas.web"),
+    # two siblings of one layer: the web app borrowing from publish
+    ("web/app.py", "from ..publish import FORMATS\n", "paperatlas.web.app -> paperatlas.publish"),
+    # a cycle inside the cli package (_common is imported by build)
+    ("cli/_common.py", "from . import build\n", "No cycles are allowed in paperatlas.cli"),
+])
+def test_a_wrong_import_breaks_the_suite(tmp_path, module, line, broken):
+    copy = tmp_path / "src" / "paperatlas"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "data", "vendor", "static"))
+    target = copy / module
+    target.write_text(target.read_text(encoding="utf-8") + line, encoding="utf-8")
+    res = _lint_imports(tmp_path / "src")
+    assert res.returncode != 0
+    assert "BROKEN" in res.stdout and broken in res.stdout, res.stdout
+
+
+def test_no_module_is_too_big():
+    sizes = {str(p.relative_to(SRC)): len(p.read_text(encoding="utf-8").splitlines()) for p in SRC.rglob("*.py")}
+    too_big = {k: v for k, v in sizes.items() if v > MAX_MODULE_LINES}
+    assert not too_big, f"split these modules (over {MAX_MODULE_LINES} lines): {too_big}"
