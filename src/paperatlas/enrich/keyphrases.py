@@ -57,8 +57,10 @@ def _keep_case(w: str) -> bool:
 
 
 def _surface(phrase: str) -> str:
-    """Display form: lower-case unless a word (or a hyphenated part) is an acronym or mixed case (``BERT``,
-    ``ResNet``, ``Text-to-SQL``; but ``low-rank`` for ``Low-Rank``)."""
+    """Display form: lower-case unless a word (or a hyphenated part) is an acronym or mixed case.
+
+    ``BERT``, ``ResNet``, ``Text-to-SQL`` keep their case; but ``low-rank`` for ``Low-Rank``.
+    """
     return " ".join(w if _keep_case(w) else w.lower() for w in phrase.split())
 
 
@@ -109,11 +111,17 @@ def _runs(text: str) -> list[tuple[list[str], int, str]]:
 
 
 def candidate_spans(text: str) -> list[tuple[str, int, bool]]:
-    """``(phrase, start token index, is a whole run)`` for every candidate in ``text``, in order.
+    """Every candidate phrase in ``text``, in order, with its position.
 
     A candidate is a contiguous run of 1-:data:`MAX_WORDS` words with no stop word or punctuation (RAKE), that
     does not start or end with research filler, is not a lone broad word and holds no adverb; plus ``A of B``
     phrases (``mixture of experts``) bridging two runs, whose acceptance the extractor checks against the corpus.
+
+    Args:
+        text: a title or an abstract.
+
+    Returns:
+        ``(phrase, start token index, is a whole run)`` for every candidate, in order (original casing).
     """
     runs = _runs(text)
     out: list[tuple[str, int, bool]] = []
@@ -137,13 +145,23 @@ def candidate_spans(text: str) -> list[tuple[str, int, bool]]:
 
 
 def candidates(text: str) -> list[str]:
-    """All candidate phrases in ``text`` in order of occurrence (repeats kept), original casing."""
+    """All candidate phrases in ``text`` in order of occurrence (repeats kept), original casing.
+
+    Args:
+        text: a title or an abstract.
+
+    Returns:
+        The phrases of :func:`candidate_spans`, without positions.
+    """
     return [c for c, _, _ in candidate_spans(text)]
 
 
 def _long_form(short: str, before: str) -> str | None:
-    """Schwartz & Hearst (2003): the shortest tail of ``before`` whose words cover the letters of ``short`` in
-    order, the first letter starting a word; ``None`` when there is none."""
+    """The long form of acronym ``short`` at the end of ``before`` (Schwartz & Hearst 2003).
+
+    The shortest tail of ``before`` whose words cover the letters of ``short`` in order, the first letter
+    starting a word; ``None`` when there is none.
+    """
     words = before.split()
     if not words:
         return None
@@ -168,14 +186,24 @@ def _long_form(short: str, before: str) -> str | None:
 
 
 def _written_as_acronym(phrase: str) -> bool:
-    """Whether a candidate is written like an acronym: a capital followed by at least one more capital
-    (``MAP``, ``NTK``, ``GANs``, ``ViT``), not ``map`` or ``mAP``."""
+    """Whether a candidate is written like an acronym: a capital followed by at least one more capital.
+
+    ``MAP``, ``NTK``, ``GANs``, ``ViT`` are; ``map`` or ``mAP`` are not.
+    """
     p = phrase.strip()
     return len(p) >= 2 and p[0].isupper() and any(c.isupper() for c in p[1:])
 
 
 def find_acronyms(text: str) -> list[tuple[str, str]]:
-    """``(ACRONYM, long form)`` for each ``long form (ACRONYM)`` definition in ``text``."""
+    """Find the ``long form (ACRONYM)`` definitions in ``text`` (Schwartz & Hearst 2003).
+
+    Args:
+        text: a paper's text, typically ``"<title>. <abstract>"``.
+
+    Returns:
+        ``(ACRONYM, long form)`` for each definition, in order; acronyms with fewer than 2 capitals or more
+        than 10 characters are skipped.
+    """
     out = []
     for m in _ACRONYM.finditer(text):
         short = m.group(1)
@@ -235,12 +263,17 @@ WEIGHTS = np.array([WEIGHT_BY_FEATURE[f] for f in FEATURES])
 
 
 class KeyphraseExtractor:
-    """Corpus-aware keyphrase extractor (see module doc).
+    """Corpus-aware keyphrase extractor (see the module docstring).
 
     ``fit(docs)`` learns, from ``(title, abstract)`` pairs, document frequencies, the corpus's most frequent
     spelling of every concept and the acronyms it defines (:attr:`acronyms`, ``"NTK" -> "neural tangent
     kernel"``); ``extract(title, abstract)`` returns between ``min_k`` and ``max_k`` phrases (fewer only when the
     text has fewer candidates), most specific first.
+
+    Args:
+        min_k: fewest phrases :meth:`extract` returns when the paper has them (default 3).
+        max_k: most phrases :meth:`extract` returns (default 8).
+        weights: logistic-regression weights, one per :data:`FEATURES` column; None for :data:`WEIGHTS`.
     """
 
     method = METHOD
@@ -271,20 +304,36 @@ class KeyphraseExtractor:
     @staticmethod
     def local_acronyms(title: str, abstract: str, definitions: list[tuple[str, str]] | None = None
                        ) -> dict[str, str]:
-        """Concept key of each acronym the paper itself defines → concept key of its long form. ``definitions``
-        may pass the paper's :func:`find_acronyms` result when it is already at hand."""
+        """Map the concept key of each acronym the paper itself defines to the concept key of its long form.
+
+        Args:
+            title: the paper's title.
+            abstract: the paper's abstract.
+            definitions: the paper's :func:`find_acronyms` result when it is already at hand; None to find them.
+
+        Returns:
+            ``{concept key of the acronym: concept key of its long form}``, leaving out definitions whose two
+            keys are equal.
+        """
         if definitions is None:
             definitions = find_acronyms(f"{title}. {abstract}")
         return {concept_key(short): concept_key(long) for short, long in definitions
                 if concept_key(long) != concept_key(short)}
 
     def fit(self, docs: Iterable[tuple[str, str]]) -> KeyphraseExtractor:
-        """Learn acronyms, document frequencies and canonical spellings from the corpus. Returns ``self``.
+        """Learn acronyms, document frequencies and canonical spellings from the corpus.
 
         An acronym is linked to its long form corpus-wide (:attr:`acronyms`) when at least two papers define it
         that way, or when the papers defining it are at least half of the papers using it; otherwise only the
         papers that define it read it as the long form (so one paper's ``controllable counterfactuals (COCO)``
-        does not turn every other paper's COCO dataset into counterfactuals)."""
+        does not turn every other paper's COCO dataset into counterfactuals).
+
+        Args:
+            docs: ``(title, abstract)`` pairs, one per paper (None counts as empty).
+
+        Returns:
+            ``self``.
+        """
         docs = [(t or "", a or "") for t, a in docs]
         definitions = [find_acronyms(f"{title}. {abstract}") for title, abstract in docs]  # once per paper
         longs: dict[str, Counter[str]] = {}
@@ -332,8 +381,15 @@ class KeyphraseExtractor:
         return self
 
     def canonical(self, phrase: str, key: str | None = None) -> str:
-        """The corpus's most frequent spelling of ``phrase``'s concept (the long form for an acronym); ``key``
-        overrides the concept key (a paper's own acronym definitions, see :meth:`local_acronyms`)."""
+        """The corpus's most frequent spelling of ``phrase``'s concept (the long form for an acronym).
+
+        Args:
+            phrase: a candidate phrase.
+            key: overrides the concept key (a paper's own acronym definitions, see :meth:`local_acronyms`).
+
+        Returns:
+            The canonical spelling; the phrase's display form when the corpus never saw the concept.
+        """
         k = key or self._key(phrase)
         if k in self._canon:
             return self._canon[k]
@@ -352,7 +408,16 @@ class KeyphraseExtractor:
     # --- one paper ----------------------------------------------------------------------------------------
 
     def features(self, title: str, abstract: str) -> tuple[list[str], list[str], np.ndarray]:
-        """``(keys, spellings, X)``: one row of :data:`FEATURES` per candidate concept of the paper."""
+        """Feature rows of the paper's candidate concepts.
+
+        Args:
+            title: the paper's title (None counts as empty).
+            abstract: the paper's abstract (None counts as empty).
+
+        Returns:
+            ``(keys, spellings, X)``: concept keys, the spelling first seen in the paper, and ``X``
+            ``(n_candidates, len(FEATURES))`` float, one row of :data:`FEATURES` per candidate concept.
+        """
         title, abstract = title or "", abstract or ""
         info: dict[str, list] = {}  # key -> [in_title, tf, first_pos, maximal, phrase, precolon, n_whole]
         pre = title.split(":")[0].strip() if ":" in title else ""
@@ -400,8 +465,16 @@ class KeyphraseExtractor:
         return keys, phrases, np.array(rows, dtype=float).reshape(len(rows), len(FEATURES))
 
     def score(self, title: str, abstract: str) -> list[tuple[str, float]]:
-        """All candidates of one paper with scores (keyphrase probability), best first, one entry per concept,
-        each in its canonical spelling."""
+        """Score all candidates of one paper.
+
+        Args:
+            title: the paper's title.
+            abstract: the paper's abstract.
+
+        Returns:
+            ``(phrase, keyphrase probability)`` pairs, best first, one entry per concept, each in its canonical
+            spelling.
+        """
         keys, phrases, x = self.features(title, abstract)
         if not keys:
             return []
@@ -415,10 +488,19 @@ class KeyphraseExtractor:
         return " " not in key or self.parent_df.get(key, 0) >= FRAGMENT_SHARE * max(self.df.get(key, 0), 1)
 
     def extract(self, title: str, abstract: str, scored: list[tuple[str, float]] | None = None) -> list[str]:
-        """``min_k``-``max_k`` keyphrases (5+ when the paper has them), best first: no two share a
-        :func:`concept_key` (nor differ only by "neural": ``convolutional networks`` = ``convolutional neural
-        networks``) and no single word sits next to a phrase containing it. ``scored`` may pass a
-        precomputed :meth:`score` result."""
+        """Choose ``min_k``-``max_k`` keyphrases of one paper (5+ when the paper has them), best first.
+
+        No two share a :func:`concept_key` (nor differ only by "neural": ``convolutional networks`` =
+        ``convolutional neural networks``) and no single word sits next to a phrase containing it.
+
+        Args:
+            title: the paper's title.
+            abstract: the paper's abstract.
+            scored: a precomputed :meth:`score` result; None to score the paper here.
+
+        Returns:
+            The keyphrases, most specific first.
+        """
         chosen: list[str] = []
         keys: list[str] = []
         for phrase, s in scored if scored is not None else self.score(title, abstract):

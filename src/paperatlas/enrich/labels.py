@@ -30,13 +30,23 @@ MAX_LABEL_WORDS = 5
 def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int = 10,
                  taken: set[str] | None = None, n_topics: int | None = None,
                  children: np.ndarray | None = None) -> list[tuple[str, list[str]]]:
-    """``(label, top_terms)`` per topic index (see module doc for the c-TF-IDF weighting).
+    """Label each topic and list its top terms (see the module docstring for the c-TF-IDF weighting).
 
-    ``assign`` is ``(n_papers,)`` topic indices, ``keyphrases`` one list per paper; ``taken`` holds phrase keys
-    other labels already use (they are avoided, and the keys used here are added to it). Labels are unique and
-    1-5 words; an empty topic gets ``"Topic N"``. ``children`` (``(n_papers,)`` sub-topic index, for labelling
-    areas) halves the score of a phrase found in only one of the area's sub-topics, so an area is named by what
-    its sub-topics share rather than by one of them.
+    Labels are unique and 1-5 words; an empty topic gets ``"Topic N"``.
+
+    Args:
+        assign: ``(n_papers,)`` topic indices.
+        keyphrases: one list of keyphrases per paper.
+        max_terms: most top terms listed per topic (default 10).
+        taken: phrase keys other labels already use; they are avoided, and the keys used here are added to it
+            (the set is updated in place). None for none.
+        n_topics: number of topics; None for ``assign.max() + 1``.
+        children: ``(n_papers,)`` sub-topic index, for labelling areas: halves the score of a phrase found in only
+            one of the area's sub-topics, so an area is named by what its sub-topics share rather than by one of
+            them. None when labelling sub-topics.
+
+    Returns:
+        ``(label, top_terms)`` per topic index.
     """
     n_topics = n_topics if n_topics is not None else (int(assign.max()) + 1 if len(assign) else 0)
     tf: list[Counter[str]] = [Counter() for _ in range(n_topics)]
@@ -133,8 +143,10 @@ _ADJECTIVES = frozenset({"deep", "private", "efficient", "robust", "sparse", "fa
 
 
 def _adjectival(phrase: str) -> bool:
-    """Whether a phrase (as written) ends in an adjective-like word (``adversarial``, ``pre-trained``): a fragment
-    of a noun phrase, not a name."""
+    """Whether a phrase (as written) ends in an adjective-like word (``adversarial``, ``pre-trained``).
+
+    Such a phrase is a fragment of a noun phrase, not a name.
+    """
     last = phrase.lower().split()[-1] if phrase.strip() else ""
     parts = last.split("-")
     return last in _ADJECTIVES or parts[-1] in _ADJECTIVES or (
@@ -142,16 +154,20 @@ def _adjectival(phrase: str) -> bool:
 
 
 def _tail_fragment(key: str, tf: Counter[str]) -> bool:
-    """``series modeling`` is the tail of ``time series modeling``: true when a longer phrase of this topic ends
-    with ``key`` and is found in at least half as many of its papers."""
+    """Whether ``key`` is the tail of a longer phrase (``series modeling`` of ``time series modeling``).
+
+    True when a longer phrase of this topic ends with ``key`` and is found in at least half as many of its papers.
+    """
     return any(k2.endswith(" " + key) and f >= 0.5 * tf[key] for k2, f in tf.items())
 
 
 def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
-    """A fragment like ``graph neural`` or ``self-supervised`` becomes the phrase it is the start of in this
-    topic (``graph neural networks``), when that phrase is found in at least half (a single word: 30%) as many
-    of its papers; an adjective-like fragment takes its most frequent extension found in 2+ papers, and is
-    returned as ``""`` (unusable) when it has none."""
+    """Extend a fragment like ``graph neural`` or ``self-supervised`` to the phrase it starts in this topic.
+
+    The fragment becomes that phrase (``graph neural networks``) when it is found in at least half (a single word:
+    30%) as many of its papers; an adjective-like fragment takes its most frequent extension found in 2+ papers,
+    and is returned as ``""`` (unusable) when it has none.
+    """
     best, best_f = key, 0
     share = 0.5 if len(key.split()) > 1 else 0.3
     shown = _display(forms, key).lower()
@@ -168,11 +184,13 @@ def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
 
 def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]],
                  keep: Callable[[str], bool] = lambda key: True) -> Iterator[str]:
-    """A topic's ranked phrase keys as a reader may see them (labels and the terms on topic pages), in order,
-    repeats possible: no generic terms (``neural networks``, also by an acronym's long form: ``dnn``), no tail
-    fragments (``series modeling``), adjective fragments extended to their phrase (``self-supervised`` →
+    """A topic's ranked phrase keys as a reader may see them (labels and the terms on topic pages).
+
+    In order, repeats possible: no generic terms (``neural networks``, also by an acronym's long form: ``dnn``), no
+    tail fragments (``series modeling``), adjective fragments extended to their phrase (``self-supervised`` →
     ``self-supervised learning``) or dropped, no possessives (``single model's``); ``keep`` is checked on each key
-    before its (costly) extension."""
+    before its (costly) extension.
+    """
     for key in keys:
         if key in _GENERIC_KEYS or _tail_fragment(key, tf) or not keep(key):
             continue
@@ -196,8 +214,11 @@ def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str
 
 
 def _related_terms(a: str, b: str) -> bool:
-    """True when two phrase keys name the same thing: shared word, shared word stem (first 5 letters:
-    ``private``/``privacy``), or one the acronym of the other."""
+    """True when two phrase keys name the same thing.
+
+    That is: a shared word, a shared word stem (first 5 letters: ``private``/``privacy``), or one the acronym of
+    the other.
+    """
     wa, wb = set(a.split()), set(b.split())
     if wa & wb or {w[:5] for w in wa if len(w) >= 5} & {w[:5] for w in wb if len(w) >= 5}:
         return True
@@ -205,8 +226,11 @@ def _related_terms(a: str, b: str) -> bool:
 
 
 def _is_acronym_pair(a: str, b: str) -> bool:
-    """True when one phrase key is the acronym of the other (``gan`` / ``generative adversarial network``,
-    ``ebm`` / ``energy based model``, ``nas`` / ``neural architecture search``)."""
+    """True when one phrase key is the acronym of the other.
+
+    ``gan`` / ``generative adversarial network``, ``ebm`` / ``energy based model``, ``nas`` / ``neural
+    architecture search``.
+    """
     for short, long_ in ((a, b), (b, a)):
         words = long_.replace("-", " ").split()
         if len(short.split()) == 1 and len(words) > 1:
@@ -220,8 +244,11 @@ _GENERIC_KEYS = frozenset(phrase_key(t) for t in GENERIC_TERMS)
 
 
 def _display(forms: dict[str, Counter[str]], key: str) -> str:
-    """Most common spelling of a phrase key; plural forms preferred for multi-word noun phrases as people write
-    topic names in the plural (``graph neural networks``)."""
+    """Most common spelling of a phrase key.
+
+    Plural forms are preferred for multi-word noun phrases as people write topic names in the plural (``graph
+    neural networks``).
+    """
     best = forms[key].most_common(1)[0][0]
     plural = [f for f in forms[key] if f.lower().endswith("s") and not best.lower().endswith("s")]
     return plural[0] if plural and len(best.split()) > 1 else best

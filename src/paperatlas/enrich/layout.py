@@ -1,6 +1,9 @@
-"""The 2-D map of a corpus: UMAP (McInnes, Healy & Melville 2018, ``umap-learn``) of the topic embedding, cosine
-metric, ``n_neighbors=15``, ``min_dist=0.1``, fixed ``random_state``; papers added to an existing map are placed
-with the fitted reducer's ``transform`` so earlier points never move."""
+"""The 2-D map of a corpus: UMAP of the topic embedding.
+
+UMAP (McInnes, Healy & Melville 2018, ``umap-learn``) with the cosine metric, ``n_neighbors=15``,
+``min_dist=0.1`` and a fixed ``random_state``; papers added to an existing map are placed with the fitted
+reducer's ``transform`` so earlier points never move.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,17 @@ LAYOUT_METHOD = "umap-cosine-2d(minilm+lsa) v2"
 
 
 def fit_layout(x: np.ndarray, seed: int = 42):
-    """Fit the 2-D map on ``x`` ``(n_papers, dim)``: returns ``(coordinates (n_papers, 2) float32, reducer)``;
-    the reducer is a fitted ``umap.UMAP`` (None for fewer than 5 papers, laid out by PCA instead) whose
-    ``transform`` places later papers on the same map."""
+    """Fit the 2-D map on ``x``.
+
+    Args:
+        x: the topic embedding, ``(n_papers, dim)``.
+        seed: ``random_state`` of UMAP (and of the PCA fallback).
+
+    Returns:
+        ``(coordinates, reducer)``: coordinates ``(n_papers, 2)`` float32; the reducer is a fitted ``umap.UMAP``
+        (None for fewer than 5 papers, laid out by PCA instead) whose ``transform`` places later papers on the
+        same map.
+    """
     n = len(x)
     if n < 5:
         out = np.zeros((n, 2), dtype=np.float32)
@@ -31,8 +42,20 @@ def fit_layout(x: np.ndarray, seed: int = 42):
 
 
 def place_new(reducer, x_new: np.ndarray, x_old: np.ndarray, xy_old: np.ndarray) -> np.ndarray:
-    """Map coordinates ``(len(x_new), 2)`` float32 for papers added to an existing map: ``reducer.transform``
-    (UMAP) when there is a reducer, else the mean position of the 3 most similar existing papers."""
+    """Map coordinates for papers added to an existing map.
+
+    ``reducer.transform`` (UMAP) when there is a reducer, else the mean position of the 3 most similar existing
+    papers.
+
+    Args:
+        reducer: the reducer returned by :func:`fit_layout`, or None.
+        x_new: topic embedding of the new papers, ``(n_new, dim)``.
+        x_old: topic embedding of the papers already on the map, ``(n_old, dim)``.
+        xy_old: their map coordinates, ``(n_old, 2)``.
+
+    Returns:
+        ``(len(x_new), 2)`` float32.
+    """
     if len(x_new) == 0:
         return np.zeros((0, 2), dtype=np.float32)
     if reducer is not None:

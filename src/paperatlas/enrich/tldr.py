@@ -1,10 +1,10 @@
-"""One-sentence TL;DRs.
+r"""One-sentence TL;DRs.
 
 Method ``"extractive v2"``: a learned selector picks one abstract sentence *and* how much of it to keep, then the
 choice is rendered readable.
 
-1. **Clean** every abstract sentence (:func:`clean_sentence`): LaTeX math rendered as text (``$\\ell_p$`` →
-   ``ℓp``), citations (``(Smith et al., 2019)``, ``[12]``, ``\\citet{..}``) and asides (``(e.g., ...)``) dropped,
+1. **Clean** every abstract sentence (:func:`clean_sentence`): LaTeX math rendered as text (``$\ell_p$`` →
+   ``ℓp``), citations (``(Smith et al., 2019)``, ``[12]``, ``\citet{..}``) and asides (``(e.g., ...)``) dropped,
    framing removed (``In this paper, we propose`` → ``We propose``, ``This paper studies`` → ``We study``),
    leading connectives dropped (``However,``, ``To address this issue,``).
 2. **Candidates** (:func:`candidates`): the cleaned sentence and its prefixes cut at clause boundaries
@@ -88,8 +88,17 @@ def _we_verb(verb: str) -> str:
 
 
 def clean_sentence(sentence: str) -> str:
-    """The readability rules: LaTeX rendered, citations and asides dropped, framing and leading connectives
-    removed, ``This paper proposes`` → ``We propose``, first letter capitalised, whitespace normalised."""
+    """Apply the readability rules to one abstract sentence.
+
+    LaTeX rendered, Markdown emphasis, citations and asides dropped, framing and leading connectives removed,
+    ``This paper proposes`` → ``We propose``, first letter capitalised, whitespace normalised.
+
+    Args:
+        sentence: one raw abstract sentence.
+
+    Returns:
+        The cleaned sentence.
+    """
     s = " ".join(sentence.split())
     s = _CITE.sub("", s)
     s = re.sub(r"(?<![\w*])\*{1,2}([^*\s][^*]*?)\*{1,2}(?![\w*])", r"\1", s)  # Markdown emphasis
@@ -162,11 +171,19 @@ def _finish(text: str) -> str:
 
 
 def candidates(sentence: str, max_words: int = MAX_WORDS) -> list[tuple[str, str, float]]:
-    """Candidate TL;DRs from one cleaned sentence: ``(text, cut kind, fraction of words kept)``.
+    """Candidate TL;DRs from one cleaned sentence.
 
     The whole sentence (kind ``full``) when it fits in ``max_words`` words, plus every prefix ending before a
     clause boundary of :data:`CUTS` with at least :data:`MIN_WORDS` words; when nothing fits, the sentence cut
-    at ``max_words`` words without dangling function words (kind ``hard``). Each text ends with a period."""
+    at ``max_words`` words without dangling function words (kind ``hard``). Each text ends with a period.
+
+    Args:
+        sentence: a sentence cleaned by :func:`clean_sentence`.
+        max_words: most words in a candidate (default :data:`MAX_WORDS`).
+
+    Returns:
+        ``(text, cut kind, fraction of words kept)`` per distinct candidate text.
+    """
     base = sentence.rstrip(" .")
     n = len(base.split())
     out: dict[str, tuple[str, str, float]] = {}
@@ -202,9 +219,19 @@ _PAREN = re.compile(r"\s*\([^()]*\)")
 
 
 def variants(cleaned: str, max_words: int = MAX_WORDS) -> list[tuple[str, str, float]]:
-    """:func:`candidates` of the cleaned sentence and of its rewrites: without a leading clause before
-    ``we``/``our`` (``To improve X, we propose Y`` → ``We propose Y``), without a ``we show that`` frame, and
-    without parentheses. Kinds of the rewrites are prefixed (``lead+``, ``that+``, ``noparen+``)."""
+    """The :func:`candidates` of a cleaned sentence and of its rewrites.
+
+    The rewrites are: without a leading clause before ``we``/``our`` (``To improve X, we propose Y`` → ``We
+    propose Y``), without a ``we show that`` frame, and without parentheses.
+
+    Args:
+        cleaned: a sentence cleaned by :func:`clean_sentence`.
+        max_words: most words in a candidate (default :data:`MAX_WORDS`).
+
+    Returns:
+        ``(text, cut kind, fraction of words kept)`` per distinct candidate text; kinds of the rewrites are
+        prefixed (``lead+``, ``that+``, ``noparen+``).
+    """
     n = len(cleaned.split())
     out = {c[0]: c for c in candidates(cleaned, max_words)}
     rewrites = []
@@ -263,8 +290,16 @@ def _toks(text: str) -> list[str]:
 
 
 class Context:
-    """Per-abstract statistics shared by all candidates of one paper, including each word's probability of
-    appearing in the TL;DR under the model's word model (``p``)."""
+    """Per-abstract statistics shared by all candidates of one paper.
+
+    They include each word's probability of appearing in the TL;DR under the model's word model (``p``).
+
+    Args:
+        title: the paper's title.
+        raw: the abstract's sentences as written.
+        cleaned: the same sentences after :func:`clean_sentence`.
+        model: a selector from :func:`load_model`; its vocabulary and word model are used when present.
+    """
 
     def __init__(self, title: str, raw: list[str], cleaned: list[str], model: dict | None = None):
         self.title = title
@@ -308,7 +343,15 @@ class Context:
 
 
 def word_features(ctx: Context, t: str) -> dict[str, float]:
-    """Features of abstract word ``t`` for the word model (will ``t`` appear in the TL;DR?)."""
+    """Features of abstract word ``t`` for the word model (will ``t`` appear in the TL;DR?).
+
+    Args:
+        ctx: the paper's statistics.
+        t: a token as produced by the ROUGE-like tokeniser (lower case, plural ``s`` stripped).
+
+    Returns:
+        Feature name → value.
+    """
     n = max(ctx.n, 1)
     first = ctx.first.get(t, 0)
     f = {"stop": float(t in STOP), "title": float(t in ctx.title_toks),
@@ -326,7 +369,17 @@ def word_features(ctx: Context, t: str) -> dict[str, float]:
 
 
 def sentence_features(ctx: Context, i: int, raw: str, cleaned: str) -> dict[str, float]:
-    """Features of the ``i``-th abstract sentence shared by all its candidates."""
+    """Features of the ``i``-th abstract sentence shared by all its candidates.
+
+    Args:
+        ctx: the paper's statistics.
+        i: the sentence's 0-based index in the abstract.
+        raw: the sentence as written.
+        cleaned: the sentence after :func:`clean_sentence`.
+
+    Returns:
+        Feature name → value.
+    """
     f: dict[str, float] = {"bias": 1.0}
     n = ctx.n
     f[f"pos_{min(i, 5)}"] = 1.0
@@ -346,7 +399,19 @@ def sentence_features(ctx: Context, i: int, raw: str, cleaned: str) -> dict[str,
 
 def candidate_features(ctx: Context, sent: dict[str, float], cand: str, kind: str, kept: float,
                        vocab: dict[str, int] | None = None) -> dict[str, float]:
-    """Features of one candidate text ``cand`` cut from a sentence with features ``sent``."""
+    """Features of one candidate text ``cand`` cut from a sentence with features ``sent``.
+
+    Args:
+        ctx: the paper's statistics.
+        sent: the sentence's :func:`sentence_features` (copied, not changed).
+        cand: the candidate text.
+        kind: its cut kind (see :func:`candidates` and :func:`variants`).
+        kept: fraction of the sentence's words kept.
+        vocab: the model's bag-of-words vocabulary (word → index); None or empty for no word features.
+
+    Returns:
+        Feature name → value.
+    """
     f = dict(sent)
     words = cand.split()
     nw = len(words)
@@ -395,8 +460,15 @@ def candidate_features(ctx: Context, sent: dict[str, float], cand: str, kind: st
 
 @cache
 def load_model(path: str | None = None) -> dict:
-    """The shipped selector (``data/tldr_selector.json``): ``features``, ``weights``, ``vocab``, ``mean``,
-    ``scale``, metadata. Missing file → an empty model (the selector then falls back to a position prior)."""
+    """Load a selector model (cached per path).
+
+    Args:
+        path: a selector JSON file; None for the shipped one (``data/tldr_selector.json``).
+
+    Returns:
+        The model: ``features``, ``weights``, ``vocab``, ``mean``, ``scale``, metadata. Missing file → an empty
+        model (the selector then falls back to a position prior).
+    """
     p = Path(path) if path else MODEL_PATH
     if not p.exists():
         return {"weights": {}, "vocab": []}
@@ -416,7 +488,15 @@ MODEL = load_model()
 
 
 def score(features: dict[str, float], model: dict) -> float:
-    """Linear score of one candidate: Σ w·(x − mean)/scale over the model's features."""
+    """Linear score of one candidate: Σ w·(x − mean)/scale over the model's features.
+
+    Args:
+        features: the candidate's :func:`candidate_features`.
+        model: a selector from :func:`load_model`; an empty one scores by a fixed position/cue prior.
+
+    Returns:
+        The score (higher is better).
+    """
     w, mu, sc = model.get("_w", {}), model.get("_mean", {}), model.get("_scale", {})
     if not w:  # no model: prefer early-middle, full sentences with a contribution cue
         return (features.get("cue_we_propose", 0) + features.get("cue_we_show", 0) + 0.5 * features.get("pos_1", 0)
@@ -431,7 +511,16 @@ def score(features: dict[str, float], model: dict) -> float:
 
 def paper_candidates(title: str, sentences: list[str], model: dict | None = None
                      ) -> list[tuple[str, dict[str, float], int]]:
-    """All candidates of one paper: ``(text, features, sentence index)``."""
+    """All candidates of one paper, including joined ``We propose X and show that Y`` ones.
+
+    Args:
+        title: the paper's title.
+        sentences: the abstract's sentences (as written).
+        model: a selector from :func:`load_model`, for its vocabulary and word model; None for neither.
+
+    Returns:
+        ``(text, features, sentence index)`` per candidate.
+    """
     cleaned = [clean_sentence(s) for s in sentences]
     ctx = Context(title, sentences, cleaned, model)
     vocab = (model or {}).get("_vocab")
@@ -471,8 +560,10 @@ _WE_FIND = re.compile(r"^We (?:also |further |then |empirically |theoretically |
 
 
 def _undangle(text: str) -> str:
-    """Inner dangling references made definite: ``this/these/those X`` → ``the X``, ``such X`` → ``X``; a
-    demonstrative used as a pronoun (``this is``) is left alone."""
+    """Make inner dangling references definite: ``this/these/those X`` → ``the X``, ``such X`` → ``X``.
+
+    A demonstrative used as a pronoun (``this is``) is left alone.
+    """
     def det(m: re.Match[str]) -> str:
         nxt = m.group(2).lower()
         verb_like = nxt.endswith("ed") or nxt.endswith("s") and not nxt.endswith(("ss", "is", "us"))
@@ -485,7 +576,16 @@ def _undangle(text: str) -> str:
 
 
 def rank_candidates(title: str, abstract: str, model: dict | None = None) -> list[tuple[str, float]]:
-    """Every candidate TL;DR of a paper with its selector score, best first (ties: earlier sentence)."""
+    """Every candidate TL;DR of a paper with its selector score, best first (ties: earlier sentence).
+
+    Args:
+        title: the paper's title.
+        abstract: the paper's abstract.
+        model: a selector from :func:`load_model`; None for the shipped :data:`MODEL`.
+
+    Returns:
+        ``(text, score)`` pairs, best first.
+    """
     sentences = [s for s in split_sentences(abstract) if len(word_tokens(s)) >= 4]
     model = MODEL if model is None else model
     cands = paper_candidates(title, sentences, model)
@@ -494,11 +594,18 @@ def rank_candidates(title: str, abstract: str, model: dict | None = None) -> lis
 
 
 def extract_tldr(title: str, abstract: str) -> str:
-    """A one-sentence TL;DR of a paper (≤ :data:`MAX_WORDS` words); ``""`` when the abstract is empty.
+    """A one-sentence TL;DR of a paper (≤ :data:`MAX_WORDS` words).
 
     The best-scoring candidate that does not open with a dangling reference, with inner references made definite
     (``this reliance`` → ``the reliance``, ``such networks`` → ``networks``: :func:`_undangle`). Preferring
     candidates free of such references instead cost 0.1-0.7 ROUGE-1 and was dropped.
+
+    Args:
+        title: the paper's title.
+        abstract: the paper's abstract.
+
+    Returns:
+        The TL;DR, ending with a period; ``""`` when the abstract is empty.
     """
     ranked = rank_candidates(title, abstract)
     if not ranked:

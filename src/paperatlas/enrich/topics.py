@@ -65,14 +65,32 @@ DENSE_WEIGHT = 0.3
 
 
 def default_n_areas(n_papers: int) -> int:
-    """Number of top-level areas: the cube root of the corpus size, clipped to 8-20 (10 for ICLR 2021's 860
-    papers, 20 from ~8,000 papers up); small corpora get at most one area per 15 papers (at least 1)."""
+    """Number of top-level areas: the cube root of the corpus size, clipped to 8-20.
+
+    10 for ICLR 2021's 860 papers, 20 from ~8,000 papers up; small corpora get at most one area per 15 papers (at
+    least 1).
+
+    Args:
+        n_papers: number of papers in the corpus.
+
+    Returns:
+        The number of areas.
+    """
     return max(1, min(n_papers // 15, max(8, min(20, round(n_papers ** (1 / 3))))))
 
 
 def default_n_topics(n_papers: int) -> int:
-    """Number of sub-topics: about one per 25 papers, at least one per area (two when there are 20+ papers per
-    area), at most 15 per area (34 for ICLR 2021, 300 for 40,000 papers)."""
+    """Number of sub-topics: about one per 25 papers.
+
+    At least one per area (two when there are 20+ papers per area), at most 15 per area (34 for ICLR 2021, 300
+    for 40,000 papers), never more than the papers.
+
+    Args:
+        n_papers: number of papers in the corpus.
+
+    Returns:
+        The total number of sub-topics.
+    """
     a = default_n_areas(n_papers)
     floor = 2 * a if n_papers >= 20 * a else a
     return min(n_papers, max(floor, min(15 * a, round(n_papers / 25))))
@@ -81,8 +99,12 @@ def default_n_topics(n_papers: int) -> int:
 # --------------------------------------------------------------------------------------------------- embedding
 @dataclass
 class TextSpace:
-    """The fitted lexical half of the topic embedding: a scikit-learn ``TfidfVectorizer`` and ``TruncatedSVD``
-    (``None`` when the corpus is too small for LSA)."""
+    """The fitted lexical half of the topic embedding.
+
+    Attributes:
+        vectorizer: a fitted scikit-learn ``TfidfVectorizer`` (``None`` when the corpus is too small for LSA).
+        svd: a fitted scikit-learn ``TruncatedSVD`` (``None`` when the corpus is too small for LSA).
+    """
 
     vectorizer: object = None
     svd: object = None
@@ -98,9 +120,14 @@ MAX_TFIDF_FEATURES = 20_000
 
 
 def tfidf_vectorizer():
-    """The TF-IDF settings shared by the topic embedding and the TF-IDF baseline of ``eval topics``: sublinear
-    tf, English stop words, unigrams + bigrams, ``min_df=2``, ``max_df=0.5``, at most
-    :data:`MAX_TFIDF_FEATURES` terms, L2-normalised rows (scikit-learn)."""
+    """The TF-IDF settings shared by the topic embedding and the TF-IDF baseline of ``eval topics``.
+
+    Sublinear tf, English stop words, unigrams + bigrams, ``min_df=2``, ``max_df=0.5``, at most
+    :data:`MAX_TFIDF_FEATURES` terms, L2-normalised float32 rows (scikit-learn).
+
+    Returns:
+        An unfitted ``sklearn.feature_extraction.text.TfidfVectorizer``.
+    """
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2, max_df=0.5, ngram_range=(1, 2),
@@ -108,8 +135,18 @@ def tfidf_vectorizer():
 
 
 def fit_text_space(texts: Sequence[str], seed: int = 42) -> TextSpace:
-    """Fit TF-IDF + LSA on ``texts`` (one per paper); LSA has ``clip(n/5, 64, 256)`` dimensions (fewer when the
-    vocabulary is smaller). Corpora under 10 papers get no lexical half."""
+    """Fit TF-IDF + LSA on ``texts``.
+
+    LSA has ``clip(n/5, 64, 256)`` dimensions (fewer when the vocabulary is smaller). Corpora under 10 papers
+    (or with an empty vocabulary, or fewer than 2 possible dimensions) get no lexical half.
+
+    Args:
+        texts: one text (title + abstract) per paper.
+        seed: ``random_state`` of the truncated SVD.
+
+    Returns:
+        The fitted space; an empty :class:`TextSpace` when there is no lexical half.
+    """
     from sklearn.decomposition import TruncatedSVD
 
     if len(texts) < 10:
@@ -129,11 +166,17 @@ def fit_text_space(texts: Sequence[str], seed: int = 42) -> TextSpace:
 
 def topic_embedding(dense: np.ndarray, texts: Sequence[str], space: TextSpace | None = None,
                     seed: int = 42) -> tuple[np.ndarray, TextSpace]:
-    """The paper embedding topics and the map are made from.
+    """The paper embedding topics and the map are made from (see the module docstring).
 
-    ``dense`` is ``(n_papers, 384)`` float32, L2-normalised (MiniLM); ``texts`` the papers' title + abstract.
-    Returns ``((n_papers, 384 + k) float32 L2-normalised, space)`` where ``k`` is the LSA dimension of ``space``
-    (fitted on ``texts`` unless given, e.g. the stored space of an earlier build). See the module docstring.
+    Args:
+        dense: ``(n_papers, 384)`` float32, L2-normalised (MiniLM).
+        texts: the papers' title + abstract.
+        space: the lexical space to use, e.g. the stored space of an earlier build; None to fit one on ``texts``.
+        seed: ``random_state`` of the LSA when it is fitted here.
+
+    Returns:
+        ``(embedding, space)``: the embedding is ``(n_papers, 384 + k)`` float32, L2-normalised, where ``k`` is the
+        LSA dimension of ``space`` (0 without a lexical half).
     """
     space = space if space is not None else fit_text_space(texts, seed=seed)
     dense = np.asarray(dense, dtype=np.float32)
@@ -154,9 +197,12 @@ def _l2(x: np.ndarray) -> np.ndarray:
 class Hierarchy:
     """A fitted two-level clustering of ``n`` papers.
 
-    ``leaf`` ``(n,)`` int: sub-topic index per paper; ``parent`` ``(n_leaves,)`` int: area index per sub-topic;
-    ``centroids`` ``(n_leaves, dim)`` float32, L2-normalised sub-topic centroids. Areas are numbered by decreasing
-    size, sub-topics by area then decreasing size.
+    Areas are numbered by decreasing size, sub-topics by area then decreasing size.
+
+    Attributes:
+        leaf: ``(n,)`` int: sub-topic index per paper.
+        parent: ``(n_leaves,)`` int: area index per sub-topic.
+        centroids: ``(n_leaves, dim)`` float32, L2-normalised sub-topic centroids.
     """
 
     leaf: np.ndarray
@@ -193,10 +239,17 @@ def _centroids(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
 
 def fit_hierarchy(x: np.ndarray, n_areas: int | None = None, n_topics: int | None = None,
                   seed: int = 42) -> Hierarchy:
-    """Cluster ``x`` (``(n_papers, dim)`` float32, L2-normalised) into areas and sub-topics (see module doc).
+    """Cluster ``x`` into areas and sub-topics (see the module docstring).
 
-    ``n_areas`` defaults to :func:`default_n_areas`, ``n_topics`` (total sub-topics) to :func:`default_n_topics`;
-    ``n_topics`` below ``n_areas`` lowers the number of areas to it.
+    Args:
+        x: the topic embedding, ``(n_papers, dim)`` float32, L2-normalised.
+        n_areas: number of areas; None for :func:`default_n_areas`.
+        n_topics: total number of sub-topics; None for :func:`default_n_topics`. Below ``n_areas`` it lowers the
+            number of areas to it.
+        seed: ``random_state`` of k-means.
+
+    Returns:
+        The renumbered :class:`Hierarchy` (empty sub-topics and areas dropped).
     """
     n = len(x)
     if n == 0:
@@ -246,9 +299,20 @@ def _canonical(x: np.ndarray, leaf: np.ndarray, parent: np.ndarray) -> Hierarchy
 
 
 def refine_hierarchy(x: np.ndarray, previous: Hierarchy, seed: int = 42) -> Hierarchy:
-    """Update a hierarchy for a changed set of papers ``x`` by k-means warm-started from ``previous.centroids``
-    (same space, same dimension). Sub-topic ``j`` of the result is sub-topic ``j`` of ``previous`` (it may be
-    empty: its papers all moved); areas are unchanged. Returns a :class:`Hierarchy` that is *not* renumbered."""
+    """Update a hierarchy for a changed set of papers by k-means warm-started from ``previous.centroids``.
+
+    Sub-topic ``j`` of the result is sub-topic ``j`` of ``previous`` (it may be empty: its papers all moved);
+    areas are unchanged.
+
+    Args:
+        x: the topic embedding of the current papers, ``(n_papers, dim)``, in the same space and dimension as
+            ``previous``.
+        previous: the stored hierarchy.
+        seed: ``random_state`` of k-means.
+
+    Returns:
+        A :class:`Hierarchy` that is *not* renumbered.
+    """
     k = len(previous.centroids)
     if k <= 1:
         leaf = np.zeros(len(x), dtype=int)
@@ -258,11 +322,18 @@ def refine_hierarchy(x: np.ndarray, previous: Hierarchy, seed: int = 42) -> Hier
 
 
 def confidence(x: np.ndarray, h: Hierarchy) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
-    """``(cosine to own centroid (n,) float32, low_confidence (n,) bool, secondary sub-topic indices per paper)``.
+    """How well each paper fits its sub-topic, and which other sub-topics it also fits.
 
     Low confidence: cosine below the topic's mean minus :data:`LOW_CONFIDENCE_Z` standard deviations (topics of
     at least 5 papers). Secondary: up to two other sub-topics whose centroid cosine is at least
     :data:`SECONDARY_RATIO` × the paper's own.
+
+    Args:
+        x: the topic embedding, ``(n, dim)`` float32, L2-normalised.
+        h: the hierarchy fitted on ``x``.
+
+    Returns:
+        ``(cosine to own centroid (n,) float32, low_confidence (n,) bool, secondary sub-topic indices per paper)``.
     """
     if len(x) == 0:
         return np.zeros(0, np.float32), np.zeros(0, bool), []
@@ -284,8 +355,10 @@ def confidence(x: np.ndarray, h: Hierarchy) -> tuple[np.ndarray, np.ndarray, lis
 
 # --------------------------------------------------------------------------------------------------- model
 class _Unpickler(pickle.Unpickler):
-    """Reads models pickled before the topic code moved from ``paperatlas.topics`` to ``paperatlas.enrich.topics``
-    (release 0.1.0), so a rebuild of an older atlas still updates its topics instead of refitting them."""
+    """Reads models pickled before the topic code moved from ``paperatlas.topics`` to ``paperatlas.enrich.topics``.
+
+    Those are release 0.1.0's, so a rebuild of an older atlas still updates its topics instead of refitting them.
+    """
 
     def find_class(self, module: str, name: str):
         if module == "paperatlas.topics":
@@ -295,12 +368,19 @@ class _Unpickler(pickle.Unpickler):
 
 @dataclass
 class TopicModel:
-    """Everything a later build needs to update the topics and the map instead of refitting them; pickled into
-    the atlas (``models`` table, name ``"topics"``). Only ever unpickled from the user's own atlas file.
+    """Everything a later build needs to update the topics and the map instead of refitting them.
 
-    ``space``: the TF-IDF/LSA space; ``hierarchy``: the fitted :class:`Hierarchy` (indices, not ids);
-    ``leaf_ids``/``area_ids``: topic id of each sub-topic/area index; ``reducer``: the fitted UMAP (or None);
-    ``embed_model``: name of the dense model the embedding was made with.
+    Pickled into the atlas (``models`` table, name ``"topics"``). Only ever unpickled from the user's own atlas
+    file.
+
+    Attributes:
+        space: the TF-IDF/LSA space.
+        hierarchy: the fitted :class:`Hierarchy` (indices, not ids).
+        leaf_ids: topic id of each sub-topic index.
+        area_ids: topic id of each area index.
+        reducer: the fitted UMAP (or None).
+        embed_model: name of the dense model the embedding was made with.
+        version: :data:`MODEL_VERSION` when pickled.
     """
 
     space: TextSpace
@@ -312,13 +392,25 @@ class TopicModel:
     version: int = MODEL_VERSION
 
     def dumps(self) -> bytes:
-        """Pickled bytes."""
+        """Pickle the model.
+
+        Returns:
+            The pickled bytes (highest pickle protocol).
+        """
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
     @staticmethod
     def loads(blob: bytes | None, embed_model: str) -> TopicModel | None:
-        """The model in ``blob``, or None when there is none, it cannot be read (another version) or it was made
-        with another embedding model."""
+        """Unpickle a stored model.
+
+        Args:
+            blob: the stored bytes, or None.
+            embed_model: name of the dense model the current embedding is made with.
+
+        Returns:
+            The model in ``blob``, or None when there is none, it cannot be read (another version) or it was made
+            with another embedding model.
+        """
         if not blob:
             return None
         try:
@@ -334,13 +426,19 @@ class TopicModel:
 class TopicResult:
     """The outcome of :func:`update_topics` for ``n`` papers.
 
-    ``topic_id`` ``(n,)`` int (sub-topic id per paper), ``xy`` ``(n, 2)`` float32 map coordinates,
-    ``confidence`` ``(n,)`` float32 cosine to the topic centroid, ``low_confidence`` ``(n,)`` bool,
-    ``secondary`` secondary sub-topic ids per paper, ``topics`` the areas and sub-topics, ``model`` the
-    :class:`TopicModel` to store, and ``mode``: ``"fit"`` (fresh), ``"refit"`` (fresh, matched to the old
-    topics) or ``"update"`` (warm-started, old points kept). ``kept_share``: share of the papers that were in the
-    previous atlas and keep their topic id (None on a first build); ``relabelled``: ids of kept topics whose
-    label was recomputed because their membership changed.
+    Attributes:
+        topic_id: ``(n,)`` int, sub-topic id per paper.
+        xy: ``(n, 2)`` float32 map coordinates.
+        confidence: ``(n,)`` float32 cosine to the topic centroid.
+        low_confidence: ``(n,)`` bool.
+        secondary: secondary sub-topic ids per paper.
+        topics: the areas and sub-topics.
+        model: the :class:`TopicModel` to store.
+        mode: ``"fit"`` (fresh), ``"refit"`` (fresh, matched to the old topics) or ``"update"`` (warm-started, old
+            points kept).
+        kept_share: share of the papers that were in the previous atlas and keep their topic id (None on a first
+            build).
+        relabelled: ids of kept topics whose label was recomputed because their membership changed.
     """
 
     topic_id: np.ndarray
@@ -361,13 +459,29 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
                   previous_topics: dict[int, Topic] | None = None, n_areas: int | None = None,
                   n_topics: int | None = None, refit: bool = False, seed: int = 42,
                   embed_model: str = "") -> TopicResult:
-    """Topics, map and model for the papers ``ids`` (see the module doc for update vs refit).
+    """Topics, map and model for the papers ``ids`` (see the module docstring for update vs refit).
 
-    ``dense`` ``(n, 384)`` float32 L2-normalised, ``texts`` title + abstract per paper, ``keyphrases`` label
-    evidence per paper. ``previous*`` describe the atlas being rebuilt: its :class:`TopicModel`, ``paper id ->
-    (topic id, x, y, unchanged)`` (``unchanged``: same title + abstract as now), and its topics. The update path is
-    taken when all of these are present, ``refit`` is false, the requested sizes are unchanged, and the new or
-    changed papers are at most :data:`MAX_NEW_SHARE` of the kept ones.
+    The ``previous*`` arguments describe the atlas being rebuilt. The update path is taken when all of these are
+    present, ``refit`` is false, the requested sizes are unchanged, and the new or changed papers are at most
+    :data:`MAX_NEW_SHARE` of the kept ones.
+
+    Args:
+        ids: paper ids, one per row of ``dense``.
+        dense: ``(n, 384)`` float32, L2-normalised.
+        texts: title + abstract per paper.
+        keyphrases: label evidence per paper.
+        previous: the stored :class:`TopicModel`, or None.
+        previous_papers: ``paper id -> (topic id, x, y, unchanged)`` (``unchanged``: same title + abstract as
+            now), or None.
+        previous_topics: the previous atlas's topics by id, or None.
+        n_areas: requested number of areas; None for the default (a requested size forces a fresh fit).
+        n_topics: requested number of sub-topics; None for the default (a requested size forces a fresh fit).
+        refit: refit even when an update is possible.
+        seed: random seed of LSA, k-means and UMAP.
+        embed_model: name of the dense model, recorded in the returned model.
+
+    Returns:
+        The :class:`TopicResult`.
     """
     n = len(ids)
     previous_papers = previous_papers or {}
@@ -390,8 +504,11 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
 
 
 def _match_ids(ids: Sequence[str], h: Hierarchy, previous_papers, previous_topics: dict[int, Topic]):
-    """Ids for a fresh hierarchy: fresh ``0..`` ids on a first build; on a refit, each new sub-topic (area) that
-    shares most papers with an old one (Hungarian assignment, Jaccard ≥ 0.5) inherits its id and label."""
+    """Ids for a fresh hierarchy.
+
+    Fresh ``0..`` ids on a first build; on a refit, each new sub-topic (area) that shares most papers with an old
+    one (Hungarian assignment, Jaccard ≥ 0.5) inherits its id and label.
+    """
     n_leaves, n_areas = len(h.parent), (int(h.parent.max()) + 1 if len(h.parent) else 0)
     if not previous_topics:
         return list(range(n_areas, n_areas + n_leaves)), list(range(n_areas)), {}
