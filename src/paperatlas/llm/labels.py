@@ -1,10 +1,10 @@
 """Optional generative rewriting of topic labels (``build --label-backend openai|smollm2``).
 
-The extractive c-TF-IDF label (:mod:`paperatlas.topics`) stays the default. With a backend (the same
-OpenAI-compatible endpoint or bundled SmolLM2 as the generative TL;DRs, :mod:`paperatlas.tldr_llm`), each topic's
-label is rewritten from its extractive label, top keyphrases and a few of its paper titles. An answer is used only
-when it is a name a curator would write and the topic's own words support it (:func:`acceptable`); otherwise the
-extractive label stays. The method string of a rewritten topic ends with ``"; label by <backend method>"``.
+The extractive c-TF-IDF label (:mod:`paperatlas.enrich.labels`) stays the default. With a backend
+(:mod:`paperatlas.llm.backends`: the same OpenAI-compatible endpoint or bundled SmolLM2 as the generative TL;DRs of
+:mod:`paperatlas.llm.tldr`), each topic's label is rewritten from its extractive label, top keyphrases and a few of
+its paper titles. An answer is used only when it is a name a curator would write and the topic's own words support
+it (:func:`acceptable`); otherwise the extractive label stays. The method string of a rewritten topic ends with ``"; label by <backend method>"``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,16 @@ MIN_SUPPORT = 0.6
 
 
 def label_messages(label: str, keyphrases: list[str], titles: list[str]) -> list[dict[str, str]]:
-    """The chat messages asking for a better name of one topic (at most 8 titles are shown)."""
+    """The chat messages asking for a better name of one topic.
+
+    Args:
+        label: the topic's current (extractive) label.
+        keyphrases: its top keyphrases (at most 10 are shown).
+        titles: its papers' titles (at most 8 are shown).
+
+    Returns:
+        A system message (:data:`SYSTEM_PROMPT`) and a user message.
+    """
     lines = "\n".join(f"- {t}" for t in titles[:8])
     user = (f"Current name: {label}\nTop keyphrases: {'; '.join(keyphrases[:10])}\nSome papers:\n{lines}\n\n"
             "Topic name (1-5 words):")
@@ -36,8 +45,15 @@ def label_messages(label: str, keyphrases: list[str], titles: list[str]) -> list
 
 
 def clean_label(answer: str) -> str:
-    """The first line of a model answer without quotes, a leading ``Current name:``, anything before a colon, a
-    trailing parenthesis and trailing punctuation, in sentence case."""
+    """Clean a model answer into a candidate label.
+
+    Args:
+        answer: the model's raw answer (None counts as empty).
+
+    Returns:
+        The first non-blank line without quotes, a leading ``Current name:``, anything before a colon, a trailing
+        parenthesis and trailing punctuation, in sentence case; ``""`` when nothing is left.
+    """
     line = next((x for x in (answer or "").splitlines() if x.strip()), "").strip()
     line = re.sub(r"^((current|new|better|suggested|topic)\s+)*(name|label|topic)\s*[:\-]\s*", "", line, flags=re.I)
     if ":" in line:  # "Attention: Reinforcement learning" - the name is what follows the colon
@@ -48,10 +64,22 @@ def clean_label(answer: str) -> str:
 
 
 def acceptable(label: str, keyphrases: list[str], titles: list[str], taken: set[str]) -> tuple[bool, str]:
-    """Is ``label`` usable? Returns ``(ok, reason)``: 1-5 words, not already used by another topic
-    (case-insensitive), not opening like a sentence (``A new approach to ...``), not cut off after a function word,
-    not the start of one of the topic's paper titles, and at least :data:`MIN_SUPPORT` of its content words found in the
-    topic's keyphrases and titles (so the model cannot name a topic after something its papers do not say)."""
+    """Decide whether a generated ``label`` is usable.
+
+    It must have 1-5 words, not be already used by another topic (case-insensitive), not open like a sentence
+    (``A new approach to ...``), not be cut off after a function word, not be the start of one of the topic's paper
+    titles, and have at least :data:`MIN_SUPPORT` of its content words found in the topic's keyphrases and titles
+    (so the model cannot name a topic after something its papers do not say).
+
+    Args:
+        label: the cleaned answer (:func:`clean_label`).
+        keyphrases: the topic's keyphrases.
+        titles: its papers' titles.
+        taken: case-folded labels of the other topics.
+
+    Returns:
+        ``(ok, reason)``: the reason is ``"ok"`` or says why the label was rejected.
+    """
     words = label.split()
     if not words:
         return False, "empty"
@@ -77,11 +105,23 @@ def acceptable(label: str, keyphrases: list[str], titles: list[str], taken: set[
 
 def rewrite_labels(backend, topics: list[Topic], titles: dict[int, list[str]], only: set[int] | None = None,
                    progress=None) -> dict[int, str]:
-    """Rewrite the labels of ``topics`` in place with ``backend`` (has ``complete(messages, max_tokens)`` and
-    ``method``); ``titles`` maps topic id to its papers' titles (most central first); ``only`` limits the rewrite
-    to these topic ids (labels kept from an earlier build are not rewritten). Returns ``topic id -> reason`` for
-    every topic whose answer was rejected or whose backend call failed (the extractive label then stays).
-    ``progress(n)`` is called after each topic."""
+    """Rewrite the labels of ``topics`` in place with ``backend``.
+
+    An accepted label also appends ``"; label by <backend method>"`` to the topic's method. A backend error does
+    not stop the rewrite; it is reported per topic.
+
+    Args:
+        backend: has ``complete(messages, max_tokens)`` and ``method`` (a :class:`~.backends.ChatBackend`).
+        topics: the topics; their ``label`` and ``method`` are changed in place.
+        titles: topic id → its papers' titles (most central first).
+        only: limits the rewrite to these topic ids (labels kept from an earlier build are not rewritten); None
+            for all.
+        progress: optional callback; ``progress(n)`` is called after each topic.
+
+    Returns:
+        ``topic id -> reason`` for every topic whose answer was rejected or whose backend call failed (the
+        extractive label then stays).
+    """
     from .backends import BackendError
 
     taken = {t.label.casefold() for t in topics}

