@@ -1,8 +1,9 @@
 """Word lists and word/phrase keys shared by the keyphrase, TL;DR, topic-label, search and recommendation code.
 
-* :data:`GENERIC`, :data:`BROAD`, :data:`STOP`, :data:`NOT_ADVERBS`, :data:`GENERIC_TERMS`: which words and phrases
-  say nothing about a paper's subject (research-prose filler, words of every ML paper, English stop words from
-  scikit-learn's ``ENGLISH_STOP_WORDS`` plus a few abbreviations);
+* :data:`GENERIC`, :data:`BROAD`, :data:`STOP`, :data:`NOT_ADVERBS`: which words say nothing about a paper's
+  subject (research-prose filler, words of every ML paper, English stop words from scikit-learn's
+  ``ENGLISH_STOP_WORDS`` plus a few abbreviations); the phrases too general to name a topic are
+  :data:`paperatlas.enrich.labels.GENERIC_TERMS`;
 * :func:`norm_word`, :func:`phrase_key`, :func:`stem`, :func:`concept_key`: keys under which spelling variants of
   one word, phrase or concept meet (``Neural Networks`` = ``neural network``; ``optimize`` = ``optimization``).
 """
@@ -47,7 +48,14 @@ STOP = frozenset(ENGLISH_STOP_WORDS) | {"via", "et", "al", "eg", "ie", "wrt", "e
 
 
 def norm_word(w: str) -> str:
-    """Lower-case and strip a plural ``s`` (``networks`` → ``network``, keeps ``loss``, ``analysis``)."""
+    """Lower-case and strip a plural ``s`` (``networks`` → ``network``, keeps ``loss``, ``analysis``).
+
+    Args:
+        w: one word.
+
+    Returns:
+        The normalised word (``-ies`` → ``-y``).
+    """
     w = w.lower()
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
@@ -57,16 +65,33 @@ def norm_word(w: str) -> str:
 
 
 def phrase_key(phrase: str) -> str:
-    """Key that identifies spelling variants of a phrase: ``"Neural Networks"`` and ``"neural network"``
-    share one key (words through :func:`norm_word`, hyphens as spaces)."""
+    """Key that identifies spelling variants of a phrase.
+
+    ``"Neural Networks"`` and ``"neural network"`` share one key (words through :func:`norm_word`, hyphens as
+    spaces).
+
+    Args:
+        phrase: a phrase as written.
+
+    Returns:
+        The key: normalised words joined by single spaces.
+    """
     return " ".join(norm_word(w) for w in phrase.replace("-", " ").split())
 
 
 @lru_cache(maxsize=100_000)
 def stem(w: str) -> str:
-    """A light suffix stripper for grouping spelling variants of one concept: ``optimize``/``optimization``/
-    ``optimizing``, ``alignment``/``align``, ``tuning``/``tuned``/``tune``, plurals. Milder than Porter so that
-    ``generation``, ``generalization`` and ``general`` stay apart."""
+    """A light suffix stripper for grouping spelling variants of one concept (cached).
+
+    Groups ``optimize``/``optimization``/``optimizing``, ``alignment``/``align``, ``tuning``/``tuned``/``tune``,
+    plurals. Milder than Porter so that ``generation``, ``generalization`` and ``general`` stay apart.
+
+    Args:
+        w: one word.
+
+    Returns:
+        The stem (words of at most 4 letters, or not purely alphabetic, only go through :func:`norm_word`).
+    """
     w = norm_word(w.lower().strip("'"))
     if len(w) <= 4 or not w.isalpha():
         return w
@@ -84,9 +109,17 @@ def stem(w: str) -> str:
 
 
 def concept_key(phrase: str) -> str:
-    """Key under which spelling variants of one concept are merged and deduplicated (hyphens as spaces, every
-    word through :func:`stem`): ``"Neural Scaling-Laws"`` and ``"neural scaling law"`` share one key,
-    so do ``"optimize"`` and ``"optimization"``."""
+    """Key under which spelling variants of one concept are merged and deduplicated.
+
+    Hyphens count as spaces, ``'s`` is dropped and every word goes through :func:`stem`: ``"Neural Scaling-Laws"``
+    and ``"neural scaling law"`` share one key, so do ``"optimize"`` and ``"optimization"``.
+
+    Args:
+        phrase: a phrase as written.
+
+    Returns:
+        The key: stems joined by single spaces.
+    """
     return " ".join(stem(w) for w in phrase.replace("-", " ").replace("'s", "").split())
 
 

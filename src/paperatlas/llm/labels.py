@@ -4,7 +4,8 @@ The extractive c-TF-IDF label (:mod:`paperatlas.enrich.labels`) stays the defaul
 (:mod:`paperatlas.llm.backends`: the same OpenAI-compatible endpoint or bundled SmolLM2 as the generative TL;DRs of
 :mod:`paperatlas.llm.tldr`), each topic's label is rewritten from its extractive label, top keyphrases and a few of
 its paper titles. An answer is used only when it is a name a curator would write and the topic's own words support
-it (:func:`acceptable`); otherwise the extractive label stays. The method string of a rewritten topic ends with ``"; label by <backend method>"``.
+it (:func:`acceptable`); otherwise the extractive label stays. The method string of a rewritten topic ends with
+``"; label by <backend method>"``.
 """
 
 from __future__ import annotations
