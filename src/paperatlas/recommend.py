@@ -1,9 +1,9 @@
-"""Recommendations from papers you liked (and disliked): ours, and arxiv-sanity-lite's SVM as the baseline.
+r"""Recommendations from papers you liked (and disliked): ours, and arxiv-sanity-lite's SVM as the baseline.
 
 **Ours** (:class:`Recommender`): two similarity signals between every paper and each liked paper,
 
 * dense: cosine of the all-MiniLM-L6-v2 embeddings (``(n, 384)`` float32, L2-normalised);
-* lexical: cosine of TF-IDF vectors of title + abstract (or digest), :func:`paperatlas.topics.tfidf_vectorizer`
+* lexical: cosine of TF-IDF vectors of title + abstract (or digest), :func:`paperatlas.enrich.topics.tfidf_vectorizer`
   (sublinear tf, unigrams + bigrams, English stop words), a sparse ``(n, ≤ 20000)`` matrix built once per corpus.
 
 Per signal, a paper's affinity to the liked set is ``(1 - MAX_WEIGHT) * mean + MAX_WEIGHT * max`` of its cosines
@@ -21,7 +21,7 @@ and sparse matrix-vector products over the corpus (~10 ms for 40k papers, ``benc
 **Baseline** (:func:`svm_rank`): arxiv-sanity-lite (Karpathy, github.com/karpathy/arxiv-sanity-lite).
 ``compute.py`` builds TF-IDF features of ``title + summary + authors`` with ``TfidfVectorizer(input='content',
 encoding='utf-8', decode_error='replace', strip_accents='unicode', lowercase=True, analyzer='word',
-stop_words='english', token_pattern=r'(?u)\\b[a-zA-Z_][a-zA-Z0-9_]+\\b', ngram_range=(1, 2), max_features=N,
+stop_words='english', token_pattern=r'(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b', ngram_range=(1, 2), max_features=N,
 norm='l2', use_idf=True, smooth_idf=True, sublinear_tf=True, max_df=..., min_df=5)`` (N = 20000 and max_df = 0.1
 in its current version; earlier versions used 10000 and 0.5); ``serve.py``'s ``svm_rank`` trains, per request,
 ``svm.LinearSVC(class_weight='balanced', verbose=False, max_iter=10000, tol=1e-6, C=0.01)`` (C = 0.1 in earlier
@@ -62,9 +62,12 @@ ASL_SVM = dict(class_weight="balanced", verbose=False, max_iter=10000, tol=1e-6,
 
 
 def _tfidf(texts: Sequence[str], **params):
-    """``(matrix, terms)``: sparse CSR ``(n, vocab)`` float32 L2-normalised TF-IDF of ``texts`` and the
-    ``(vocab,)`` array of its terms (unigrams and bigrams); on a tiny corpus whose vocabulary the
-    document-frequency limits empty, falls back to ``min_df=1, max_df=1.0``."""
+    """TF-IDF of ``texts``: ``(matrix, terms)``.
+
+    The matrix is sparse CSR ``(n, vocab)`` float32 L2-normalised, ``terms`` the ``(vocab,)`` array of its terms
+    (unigrams and bigrams); on a tiny corpus whose vocabulary the document-frequency limits empty, falls back to
+    ``min_df=1, max_df=1.0``.
+    """
     from .enrich.topics import tfidf_vectorizer
 
     vec = tfidf_vectorizer().set_params(**params) if params else tfidf_vectorizer()
@@ -83,9 +86,19 @@ def _zscore(s: np.ndarray) -> np.ndarray:
 class Recommender:
     """Our ranking over one corpus, on arrays.
 
-    ``texts[i]`` is paper ``i``'s ``"title. abstract"``; ``vectors`` ``(n, dim)`` float32 L2-normalised
-    embeddings (MiniLM, 384-d). Building fits the TF-IDF matrix once (``self.tfidf``, sparse ``(n, vocab)``,
-    its terms in ``self.terms``). Raises ``ValueError`` when ``texts`` and ``vectors`` differ in length.
+    Building fits the TF-IDF matrix once (``self.tfidf``, sparse ``(n, vocab)``, its terms in ``self.terms``).
+
+    Args:
+        texts: ``texts[i]`` is paper ``i``'s ``"title. abstract"``.
+        vectors: ``(n, dim)`` float32 L2-normalised embeddings (MiniLM, 384-d).
+        lexical_weight: weight of the lexical z-score (default :data:`LEXICAL_WEIGHT`).
+        max_weight: share of the max cosine in the affinity (default :data:`MAX_WEIGHT`).
+        dislike_weight: weight of the max cosine to a disliked paper (default :data:`DISLIKE_WEIGHT`).
+        prf_depth: papers added by the feedback round (default :data:`PRF_DEPTH`).
+        prf_weight: their weight (default :data:`PRF_WEIGHT`; 0 = off).
+
+    Raises:
+        ValueError: when ``texts`` and ``vectors`` differ in length.
     """
 
     def __init__(self, texts: Sequence[str], vectors: np.ndarray, lexical_weight: float = LEXICAL_WEIGHT,
@@ -101,15 +114,39 @@ class Recommender:
 
     # per-signal cosines of every paper to the given rows: (n, len(rows))
     def dense_sims(self, rows: Sequence[int]) -> np.ndarray:
+        """Embedding cosines of every paper to ``rows``.
+
+        Args:
+            rows: paper rows.
+
+        Returns:
+            ``(n, len(rows))``.
+        """
         return self.vectors @ self.vectors[list(rows)].T
 
     def lexical_sims(self, rows: Sequence[int]) -> np.ndarray:
+        """TF-IDF cosines of every paper to ``rows``.
+
+        Args:
+            rows: paper rows.
+
+        Returns:
+            ``(n, len(rows))``.
+        """
         q = self.tfidf[list(rows)].T.toarray()  # (vocab, len(rows)) dense: sparse @ dense is the fast product
         return np.asarray(self.tfidf @ q)
 
     def cosines(self, rows: Sequence[int]) -> dict[str, np.ndarray]:
-        """``{"dense": (n, len(rows)), "lexical": (n, len(rows))}`` cosines of every paper to ``rows``: pass them
-        to :meth:`rank` (``sims``) and reuse them to explain the ranking instead of computing them twice."""
+        """Both signals' cosines of every paper to ``rows``.
+
+        Pass them to :meth:`rank` (``sims``) and reuse them to explain the ranking instead of computing them twice.
+
+        Args:
+            rows: paper rows.
+
+        Returns:
+            ``{"dense": (n, len(rows)), "lexical": (n, len(rows))}``.
+        """
         rows = [int(r) for r in rows]
         return {"dense": self.dense_sims(rows), "lexical": self.lexical_sims(rows)}
 
@@ -119,12 +156,22 @@ class Recommender:
 
     def scores(self, liked: Sequence[int], disliked: Sequence[int] = (), signals: str = "both",
                prf: bool = True, sims: dict[str, np.ndarray] | None = None) -> np.ndarray:
-        """``(n,)`` score of every paper (higher = recommend first; the liked/disliked rows themselves included).
+        """Score every paper (see the module docstring).
 
-        ``signals`` is ``"both"`` (ours), ``"dense"`` or ``"lexical"`` (ablations: one signal, no feedback round
-        unless ``prf``). ``sims``: :meth:`cosines` of the liked rows then the disliked ones (each without repeats,
-        a disliked row that is also liked left out), when the caller has them already. Raises ``ValueError`` when
-        ``liked`` is empty or ``sims`` has another number of columns.
+        Args:
+            liked: liked rows (repeats ignored).
+            disliked: disliked rows (repeats and liked rows ignored).
+            signals: ``"both"`` (ours), ``"dense"`` or ``"lexical"`` (ablations: one signal, no feedback round
+                unless ``prf``).
+            prf: run the pseudo-relevance-feedback round.
+            sims: :meth:`cosines` of the liked rows then the disliked ones (each without repeats, a disliked row
+                that is also liked left out), when the caller has them already.
+
+        Returns:
+            ``(n,)`` score of every paper (higher = recommend first; the liked/disliked rows themselves included).
+
+        Raises:
+            ValueError: when ``liked`` is empty or ``sims`` has another number of columns.
         """
         liked = list(dict.fromkeys(int(r) for r in liked))
         if not liked:
@@ -160,10 +207,21 @@ class Recommender:
 
     def driving_terms(self, row: int, liked: Sequence[int], k: int = 3, vocabulary: set[str] | None = None
                       ) -> list[str]:
-        """The ``k`` TF-IDF terms that add most to ``row``'s lexical cosine with the ``liked`` rows (term weight
-        in ``row`` × mean weight in the liked papers), largest first. Skipped: a unigram inside a chosen bigram,
-        terms with a number or a word every ML paper uses (``neural``, ``learning``, ``results``), and, when
-        ``vocabulary`` (lower-case words) is given, terms with a word outside it."""
+        """The TF-IDF terms that add most to ``row``'s lexical cosine with the ``liked`` rows.
+
+        A term's contribution is its weight in ``row`` × its mean weight in the liked papers. Skipped: a unigram
+        inside a chosen bigram, terms with a number or a word every ML paper uses (``neural``, ``learning``,
+        ``results``), and, when ``vocabulary`` is given, terms with a word outside it.
+
+        Args:
+            row: the recommended paper's row.
+            liked: liked rows.
+            k: most terms returned.
+            vocabulary: lower-case words the terms must consist of; None for any.
+
+        Returns:
+            Up to ``k`` terms, largest contribution first.
+        """
         from .vocab import BROAD, GENERIC, STOP, norm_word
 
         x = self.tfidf[int(row)]
@@ -190,8 +248,24 @@ class Recommender:
     def rank(self, liked: Sequence[int], disliked: Sequence[int] = (), k: int | None = 10,
              exclude: Iterable[int] = (), signals: str = "both", sims: dict[str, np.ndarray] | None = None
              ) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, scores)``: the ``k`` best rows (all when ``k`` is None), best first, never a liked, disliked
-        or ``exclude``d row (``sims``: see :meth:`scores`)."""
+        """The ``k`` best rows, best first, never a liked, disliked or ``exclude``d row.
+
+        The feedback round runs only for ``signals="both"``.
+
+        Args:
+            liked: liked rows.
+            disliked: disliked rows.
+            k: most rows returned; None for all.
+            exclude: rows never returned.
+            signals: ``"both"``, ``"dense"`` or ``"lexical"`` (see :meth:`scores`).
+            sims: precomputed cosines (see :meth:`scores`).
+
+        Returns:
+            ``(rows, scores)``.
+
+        Raises:
+            ValueError: as :meth:`scores`.
+        """
         s = self.scores(liked, disliked, signals=signals, prf=signals == "both", sims=sims)
         drop = np.array(sorted({*map(int, liked), *map(int, disliked), *map(int, exclude)}), dtype=int)
         s = s.copy()
@@ -204,8 +278,14 @@ class Recommender:
 
 
 class SvmBaseline:
-    """arxiv-sanity-lite's ranking (see the module docstring): its TF-IDF features of ``texts`` built once
-    (``self.x``, sparse ``(n, ≤ 20000)``), a LinearSVC trained per request."""
+    """arxiv-sanity-lite's ranking (see the module docstring).
+
+    Its TF-IDF features of ``texts`` are built once (``self.x``, sparse ``(n, ≤ 20000)``), a LinearSVC is trained
+    per request.
+
+    Args:
+        texts: one text per paper (title + abstract).
+    """
 
     def __init__(self, texts: Sequence[str]):
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -218,7 +298,19 @@ class SvmBaseline:
 
     def rank(self, liked: Sequence[int], k: int | None = 10, exclude: Iterable[int] = ()) -> tuple[np.ndarray,
                                                                                                    np.ndarray]:
-        """``(rows, decision values)`` best first, never a liked or ``exclude``d row."""
+        """Rank the papers for the ``liked`` rows by the SVM's decision values.
+
+        Args:
+            liked: liked rows (class 1; every other paper is class 0).
+            k: most rows returned; None for all.
+            exclude: rows never returned.
+
+        Returns:
+            ``(rows, decision values)`` best first, never a liked or ``exclude``d row.
+
+        Raises:
+            ValueError: when no paper or every paper is liked.
+        """
         from sklearn.svm import LinearSVC
 
         y = np.zeros(self.n, dtype=np.float32)
@@ -234,15 +326,33 @@ class SvmBaseline:
 
 
 def svm_rank(texts: Sequence[str], liked: Sequence[int], k: int | None = 10) -> list[int]:
-    """arxiv-sanity-lite's SVM ranking of ``texts`` for the ``liked`` rows: the best ``k`` other rows."""
+    """arxiv-sanity-lite's SVM ranking of ``texts`` for the ``liked`` rows.
+
+    Args:
+        texts: one text per paper.
+        liked: liked rows.
+        k: most rows returned; None for all.
+
+    Returns:
+        The best ``k`` other rows, best first.
+
+    Raises:
+        ValueError: when no paper or every paper is liked.
+    """
     return SvmBaseline(texts).rank(liked, k=k)[0].tolist()
 
 
 # --------------------------------------------------------------------------------------------------- the atlas
 @dataclass
 class Recommendation:
-    """One recommended paper: its score (a sum of z-scores, higher is better), the liked paper it is closest to
-    and a one-line reason."""
+    """One recommended paper.
+
+    Attributes:
+        paper: the recommended paper.
+        score: its score (a sum of z-scores, higher is better).
+        because: the liked paper it is closest to.
+        reason: a one-line reason.
+    """
 
     paper: Paper
     score: float
@@ -257,18 +367,30 @@ def _atlas_text(p: Paper) -> str:
 
 
 def recommender_for(atlas: Atlas) -> Recommender:
-    """The :class:`Recommender` of ``atlas``'s embedded papers (rows = ``atlas.ids``), built once per atlas object
-    (:meth:`Atlas.derived`: the web app warms it up in a thread while a request may ask for it)."""
+    """The :class:`Recommender` of ``atlas``'s embedded papers (rows = ``atlas.ids``).
+
+    Built once per atlas object (:meth:`Atlas.derived`: the web app warms it up in a thread while a request may ask
+    for it).
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        The shared recommender.
+    """
     return atlas.derived("recommender", lambda: Recommender([_atlas_text(atlas.by_id[i]) for i in atlas.ids],
                                                             atlas.vectors))
 
 
 def _concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
-    """``(text, starts)``: for every embedded paper, in ``atlas.ids`` order, the concept keys
-    (:func:`concept_key`) of its keyphrases and of its topic's and area's labels (split at commas), written
-    ``" key1 | key2 | ... "`` (space-padded so a key matches as whole words); the papers' lines joined by
-    newlines into one ``text``, ``starts`` ``(n,)`` int64 the offset of each line. Computed once per atlas object:
-    an exclusion then is a few C-speed substring scans instead of re-normalising ~10 phrases of every paper."""
+    """``(text, starts)``: the concept keys of every embedded paper as one searchable text.
+
+    For every embedded paper, in ``atlas.ids`` order, the concept keys (:func:`concept_key`) of its keyphrases and
+    of its topic's and area's labels (split at commas), written ``" key1 | key2 | ... "`` (space-padded so a key
+    matches as whole words); the papers' lines joined by newlines into one ``text``, ``starts`` ``(n,)`` int64 the
+    offset of each line. Computed once per atlas object: an exclusion then is a few C-speed substring scans instead
+    of re-normalising ~10 phrases of every paper.
+    """
     return atlas.derived("concept text", lambda: _build_concept_text(atlas))
 
 
@@ -293,12 +415,23 @@ def _build_concept_text(atlas: Atlas) -> tuple[str, np.ndarray]:
 
 def excluded_rows(atlas: Atlas, exclude_topics: Iterable[str] = (), exclude_keyphrases: Iterable[str] = ()
                   ) -> frozenset[int]:
-    """Rows (of ``atlas.ids``) of the papers filed under one of ``exclude_topics`` (ids or label substrings, an
-    area covering its sub-topics, :func:`paperatlas.topics.resolve_topics`) or carrying one of
-    ``exclude_keyphrases``: matched like the keyphrase facet (:func:`paperatlas.search.keyphrase_keys`, an
-    acronym = its long form), also inside longer keyphrases (``reinforcement learning`` drops ``deep
-    reinforcement learning``) and in the paper's topic or area label. The answer is cached on the atlas object
-    per set of exclusions (a reader's "no reinforcement learning" is asked on every request)."""
+    """Rows (of ``atlas.ids``) of the papers an exclusion drops.
+
+    The answer is cached on the atlas object per set of exclusions (a reader's "no reinforcement learning" is asked
+    on every request).
+
+    Args:
+        atlas: the atlas.
+        exclude_topics: topic ids or label substrings; a paper filed under one is dropped (an area covering its
+            sub-topics, :func:`paperatlas.topics.resolve_topics`).
+        exclude_keyphrases: a paper carrying one is dropped: matched like the keyphrase facet
+            (:func:`paperatlas.search.keyphrase_keys`, an acronym = its long form), also inside longer keyphrases
+            (``reinforcement learning`` drops ``deep reinforcement learning``) and in the paper's topic or area
+            label.
+
+    Returns:
+        The rows; empty when there is no exclusion.
+    """
     from .search import keyphrase_keys
     from .topics import resolve_topics
 
@@ -330,8 +463,18 @@ def excluded_rows(atlas: Atlas, exclude_topics: Iterable[str] = (), exclude_keyp
 
 
 def liked_papers(atlas: Atlas, refs: Iterable[str]) -> list[Paper]:
-    """Resolve paper references (ids or titles, :func:`paperatlas.search.find_paper`) to papers, in order,
-    without duplicates. Raises ``LookupError`` naming an unknown reference."""
+    """Resolve paper references to papers, in order, without duplicates.
+
+    Args:
+        atlas: the atlas.
+        refs: paper ids or titles (:func:`paperatlas.search.find_paper`).
+
+    Returns:
+        The papers.
+
+    Raises:
+        LookupError: naming an unknown reference.
+    """
     from .search import find_paper
 
     out: dict[str, Paper] = {}
@@ -349,8 +492,22 @@ def recommend(atlas: Atlas, liked: Sequence[str], disliked: Sequence[str] = (), 
     Liked, disliked and ``exclude``d ids never come back, nor papers that :func:`excluded_rows` ``exclude_topics``
     / ``exclude_keyphrases`` finds. Each recommendation names the liked paper it is closest to (highest summed
     z-scored dense + lexical cosine) and why (:func:`_why`: shared keyphrases and the words that drove it).
-    Liked ids without an embedding are ignored; empty when no liked paper is embedded. Raises ``KeyError`` for
-    an unknown id.
+    Liked and disliked ids without an embedding are ignored.
+
+    Args:
+        atlas: the atlas.
+        liked: liked paper ids.
+        disliked: disliked paper ids.
+        k: most recommendations.
+        exclude_topics: topics whose papers are left out (see :func:`excluded_rows`).
+        exclude_keyphrases: keyphrases whose papers are left out (see :func:`excluded_rows`).
+        exclude: paper ids left out.
+
+    Returns:
+        The recommendations, best first; empty when no liked paper is embedded.
+
+    Raises:
+        KeyError: for an unknown liked or disliked id.
     """
     for pid in [*liked, *disliked]:
         if pid not in atlas.by_id:
@@ -380,10 +537,12 @@ def recommend(atlas: Atlas, liked: Sequence[str], disliked: Sequence[str] = (), 
 
 
 def _why(atlas: Atlas, rec: Recommender, because: Paper, paper: Paper, row: int) -> str:
-    """The reason of one recommendation (row ``row``): the keyphrases it shares with the liked paper it is
-    closest to (:func:`paperatlas.search.explain`) and the title/abstract words that make up most of their
-    lexical cosine (:meth:`Recommender.driving_terms`); the shared topic or "similar abstract" when neither
-    exists."""
+    """The reason of one recommendation (row ``row``).
+
+    The keyphrases it shares with the liked paper it is closest to (:func:`paperatlas.search.explain`) and the
+    title/abstract words that make up most of their lexical cosine (:meth:`Recommender.driving_terms`); the shared
+    topic or "similar abstract" when neither exists.
+    """
     from .search import explain, shared_keyphrases
 
     shared = ", ".join(shared_keyphrases(atlas, because, paper)[:3])

@@ -1,5 +1,6 @@
-"""Finding papers: keyword (FTS5 BM25), semantic (embedding cosine), hybrid (reciprocal rank fusion),
-filters, and related papers with a one-line reason.
+"""Finding papers: keyword, semantic and hybrid search, filters, and related papers with a one-line reason.
+
+Keyword search is FTS5 BM25, semantic search embedding cosine, hybrid search reciprocal rank fusion of the two.
 
 * **BM25**: SQLite FTS5's ``bm25()`` with column weights title 10, authors 4, abstract 1, keyphrases 5, TL;DR 2;
   porter stemming. Any user string is safe: it is reduced to word tokens, each quoted, joined with ``OR``.
@@ -36,12 +37,16 @@ SEMANTIC_REL_COSINE = 0.7
 class Filters:
     """Search filters; empty values mean "any".
 
-    ``status``: accepted statuses (case-insensitive, e.g. ``["Oral", "Spotlight"]``); ``venue``: substring of the
-    venue; ``year``: ``(min, max)`` inclusive; ``author``: substring of any author name (accents ignored not);
-    ``topic``: topic id or a substring of the topic label (an area includes its sub-topics); ``keyphrase``: a
-    keyphrase the paper must carry (generated or listed; spelling variants match, ``Neural Networks`` = ``neural
-    network``, ``optimize`` = ``optimization``; an acronym the corpus defines matches its long form, ``NTK`` =
-    ``neural tangent kernel``, through the ``acronyms`` the build stores in the atlas's meta).
+    Attributes:
+        status: accepted statuses (case-insensitive, e.g. ``["Oral", "Spotlight"]``).
+        venue: substring of the venue (case-insensitive).
+        year: ``(min, max)`` inclusive; either may be None (open end).
+        author: substring of any author name (case-insensitive; accents are not ignored).
+        topic: topic id or a substring of the topic label (an area includes its sub-topics).
+        keyphrase: a keyphrase the paper must carry (generated or listed; spelling variants match, ``Neural
+            Networks`` = ``neural network``, ``optimize`` = ``optimization``; an acronym the corpus defines matches
+            its long form, ``NTK`` = ``neural tangent kernel``, through the ``acronyms`` the build stores in the
+            atlas's meta).
     """
 
     status: list[str] = field(default_factory=list)
@@ -52,7 +57,14 @@ class Filters:
     keyphrase: str = ""
 
     def matcher(self, atlas: Atlas) -> Callable[[Paper], bool]:
-        """A predicate applying these filters to papers of ``atlas``."""
+        """A predicate applying these filters to papers of ``atlas``.
+
+        Args:
+            atlas: the atlas whose topics and acronyms the ``topic`` and ``keyphrase`` filters use.
+
+        Returns:
+            ``paper -> bool``, true when the paper passes every filter.
+        """
         statuses = {s.strip().lower() for s in self.status if s.strip()}
         venue = self.venue.lower()
         author = self.author.lower()
@@ -79,9 +91,18 @@ class Filters:
 
 
 def keyphrase_keys(phrase: str, acronyms: dict[str, str]) -> set[str]:
-    """The :func:`paperatlas.keyphrases.concept_key` values a keyphrase facet matches: the phrase's own and, when
-    it is an acronym the corpus defines (``acronyms``: ``{"NTK": "neural tangent kernel"}``, case-sensitive
-    first, then case-insensitive) or the long form of one, the other spelling too."""
+    """The :func:`paperatlas.vocab.concept_key` values a keyphrase facet matches.
+
+    The phrase's own and, when it is an acronym the corpus defines (case-sensitive first, then case-insensitive)
+    or the long form of one, the other spelling too.
+
+    Args:
+        phrase: the facet's keyphrase (whitespace collapsed).
+        acronyms: the corpus's acronyms, e.g. ``{"NTK": "neural tangent kernel"}``.
+
+    Returns:
+        The concept keys.
+    """
     phrase = " ".join(phrase.split())
     keys = {concept_key(phrase)}
     long = acronyms.get(phrase) or next((v for k, v in acronyms.items() if k.lower() == phrase.lower()), None)
@@ -97,8 +118,11 @@ _LONG_FORMS: dict[int, tuple[dict[str, str], dict[str, list[str]]]] = {}
 
 
 def _acronyms_by_long_form(acronyms: dict[str, str]) -> dict[str, list[str]]:
-    """The acronyms of ``acronyms`` grouped by the :func:`concept_key` of their long form, computed once per table
-    (a corpus of 10k papers defines ~3k acronyms: re-normalising them all cost ~10 ms per facet lookup)."""
+    """The acronyms of ``acronyms`` grouped by the :func:`concept_key` of their long form.
+
+    Computed once per table (a corpus of 10k papers defines ~3k acronyms: re-normalising them all cost ~10 ms per
+    facet lookup).
+    """
     hit = _LONG_FORMS.get(id(acronyms))
     if hit is not None and hit[0] is acronyms:
         return hit[1]
@@ -112,9 +136,19 @@ def _acronyms_by_long_form(acronyms: dict[str, str]) -> dict[str, list[str]]:
 
 
 def parse_years(spec: str) -> tuple[int | None, int | None]:
-    """``"2021"`` → (2021, 2021); ``"2019-2021"`` → (2019, 2021); ``"2019-"`` → (2019, None); ``""`` → (None, None).
+    """Parse a year filter.
 
-    Raises ``ValueError`` with the offending text for anything else.
+    ``"2021"`` → (2021, 2021); ``"2019-2021"`` → (2019, 2021); ``"2019-"`` → (2019, None); ``"-2021"`` →
+    (None, 2021); ``""`` → (None, None).
+
+    Args:
+        spec: the filter text (surrounding whitespace ignored).
+
+    Returns:
+        ``(min, max)`` inclusive, None for an open end.
+
+    Raises:
+        ValueError: with the offending text, for anything else.
     """
     spec = spec.strip()
     if not spec:
@@ -129,7 +163,14 @@ def parse_years(spec: str) -> tuple[int | None, int | None]:
 
 @dataclass
 class Hit:
-    """One search result: the paper, its fused score, and its 1-based rank in each list (None if absent)."""
+    """One search result.
+
+    Attributes:
+        paper: the paper.
+        score: its fused (RRF) score; 0.0 when an empty query lists filtered papers.
+        bm25_rank: its 1-based rank in the BM25 list (None if absent).
+        semantic_rank: its 1-based rank in the semantic list (None if absent).
+    """
 
     paper: Paper
     score: float
@@ -139,14 +180,31 @@ class Hit:
 
 def fts_query(query: str) -> str:
     """An FTS5 MATCH expression for any user string: word tokens, each double-quoted, joined with OR.
-    Returns ``""`` when the string has no word (the caller then skips BM25)."""
+
+    Tokens are lower-cased and deduplicated; the FTS5 operators ``and``, ``or``, ``not``, ``near`` are dropped.
+
+    Args:
+        query: any user string.
+
+    Returns:
+        The expression; ``""`` when the string has no word (the caller then skips BM25).
+    """
     toks = [t.lower() for t in word_tokens(query)]
     toks = list(dict.fromkeys(t for t in toks if t not in {"and", "or", "not", "near"}))
     return " OR ".join(f'"{t}"' for t in toks)
 
 
 def bm25_ranking(atlas: Atlas, query: str, limit: int = POOL) -> list[str]:
-    """Paper ids by FTS5 BM25, best first (at most ``limit``)."""
+    """Paper ids by FTS5 BM25 (weights :data:`BM25_WEIGHTS`), best first.
+
+    Args:
+        atlas: the atlas.
+        query: any user string (see :func:`fts_query`).
+        limit: most ids returned.
+
+    Returns:
+        Paper ids, best first; empty when the query has no word.
+    """
     expr = fts_query(query)
     if not expr:
         return []
@@ -158,7 +216,16 @@ def bm25_ranking(atlas: Atlas, query: str, limit: int = POOL) -> list[str]:
 
 
 def semantic_ranking(atlas: Atlas, query_vec: np.ndarray, limit: int = POOL) -> list[tuple[str, float]]:
-    """``(paper id, cosine)`` by decreasing cosine similarity to ``query_vec`` ((dim,) float32, L2-normalised)."""
+    """Papers by decreasing cosine similarity to ``query_vec`` (ties in stored order).
+
+    Args:
+        atlas: the atlas (its in-memory ``(n_papers, dim)`` vectors).
+        query_vec: ``(dim,)`` float32, L2-normalised.
+        limit: most papers returned.
+
+    Returns:
+        ``(paper id, cosine)`` pairs; empty when the atlas has no vectors.
+    """
     if atlas.vectors.size == 0:
         return []
     sims = atlas.vectors @ query_vec.astype(np.float32)
@@ -167,7 +234,15 @@ def semantic_ranking(atlas: Atlas, query_vec: np.ndarray, limit: int = POOL) -> 
 
 
 def rrf(rankings: list[list[str]], k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal rank fusion: ``id -> Σ 1 / (k + rank)`` over the given rankings (rank is 1-based)."""
+    """Reciprocal rank fusion (Cormack, Clarke & Büttcher 2009).
+
+    Args:
+        rankings: lists of ids, best first.
+        k: the RRF constant (default :data:`RRF_K` = 60).
+
+    Returns:
+        ``id -> Σ 1 / (k + rank)`` over the given rankings (rank is 1-based).
+    """
     out: dict[str, float] = {}
     for ranking in rankings:
         for r, pid in enumerate(ranking, start=1):
@@ -179,10 +254,23 @@ def search(atlas: Atlas, query: str, k: int = 10, filters: Filters | None = None
            mode: str = "hybrid", embed_query: Callable[[str], np.ndarray] | None = None) -> list[Hit]:
     """Top ``k`` papers for ``query`` after ``filters``.
 
-    ``mode`` is ``"hybrid"`` (BM25 + semantic fused by RRF), ``"bm25"`` or ``"semantic"``. ``embed_query``
-    maps a string to a ``(dim,)`` L2-normalised vector (the atlas's embedding model); without it, hybrid falls
-    back to BM25 alone. An empty query with filters lists the filtered papers in stored order.
-    Raises ``ValueError`` for an unknown ``mode``.
+    An empty query with filters lists the filtered papers in stored order. Semantic matches count only above
+    :data:`SEMANTIC_MIN_COSINE` and above :data:`SEMANTIC_REL_COSINE` × the best match's cosine.
+
+    Args:
+        atlas: the atlas.
+        query: any user string.
+        k: most hits returned.
+        filters: the filters; None for none.
+        mode: ``"hybrid"`` (BM25 + semantic fused by RRF), ``"bm25"`` or ``"semantic"``.
+        embed_query: maps a string to a ``(dim,)`` L2-normalised vector (the atlas's embedding model); without
+            it, hybrid falls back to BM25 alone.
+
+    Returns:
+        The hits, best first (ties by paper id).
+
+    Raises:
+        ValueError: for an unknown ``mode``.
     """
     if mode not in ("hybrid", "bm25", "semantic"):
         raise ValueError(f"unknown search mode {mode!r}: use hybrid, bm25 or semantic")
@@ -206,8 +294,21 @@ def search(atlas: Atlas, query: str, k: int = 10, filters: Filters | None = None
 
 
 def find_paper(atlas: Atlas, ref: str) -> Paper:
-    """The paper whose id is ``ref``, or whose title matches it: the exact normalised title, else the best BM25
-    match whose title contains every word of ``ref``. Raises ``LookupError`` naming ``ref`` when nothing matches."""
+    """The paper whose id is ``ref``, or whose title matches it.
+
+    A title matches when it is the exact normalised title, else the best BM25 match (of the top 5) whose title
+    contains every word of ``ref``.
+
+    Args:
+        atlas: the atlas.
+        ref: a paper id or (part of) a title.
+
+    Returns:
+        The paper.
+
+    Raises:
+        LookupError: naming ``ref``, when nothing matches.
+    """
     if ref in atlas.by_id:
         return atlas.by_id[ref]
     key = normalize_title(ref)
@@ -223,7 +324,13 @@ def find_paper(atlas: Atlas, ref: str) -> Paper:
 
 @dataclass
 class Related:
-    """A related paper, its cosine similarity to the source paper, and a one-line human reason."""
+    """A related paper.
+
+    Attributes:
+        paper: the related paper.
+        similarity: its cosine similarity to the source paper.
+        reason: a one-line human reason (:func:`explain`).
+    """
 
     paper: Paper
     similarity: float
@@ -241,8 +348,10 @@ def _content_words(p: Paper) -> dict[str, str]:
 
 
 def _df(atlas: Atlas) -> tuple[dict[str, int], dict[str, int]]:
-    """``(word df, keyphrase df)``: in how many papers of ``atlas`` each content word (title and keyphrases) and
-    each keyphrase (by :func:`phrase_key`) occurs; computed once per atlas (:meth:`Atlas.derived`)."""
+    """``(word df, keyphrase df)`` of ``atlas``, computed once per atlas (:meth:`Atlas.derived`).
+
+    In how many papers each content word (title and keyphrases) and each keyphrase (by :func:`phrase_key`) occurs.
+    """
 
     def count() -> tuple[dict[str, int], dict[str, int]]:
         words: dict[str, int] = {}
@@ -258,14 +367,26 @@ def _df(atlas: Atlas) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def _broad_phrase(key: str) -> bool:
-    """A keyphrase made only of words that describe every ML paper (``neural networks``, ``deep learning``,
-    ``training data``): no reason to call two papers related."""
+    """Whether a keyphrase is made only of words that describe every ML paper.
+
+    ``neural networks``, ``deep learning``, ``training data``: no reason to call two papers related.
+    """
     return all(w in BROAD or w in GENERIC or w in STOP or norm_word(w) in BROAD for w in key.split())
 
 
 def shared_keyphrases(atlas: Atlas, a: Paper, b: Paper) -> list[str]:
-    """The keyphrases (generated or listed) ``a`` and ``b`` share, as ``a`` spells them, rarest in the atlas first;
-    never broad ones like ``neural networks``, nor one inside another shared one."""
+    """The keyphrases (generated or listed) ``a`` and ``b`` share.
+
+    Never broad ones like ``neural networks``, nor one inside another shared one.
+
+    Args:
+        atlas: the atlas (for keyphrase document frequencies).
+        a: the source paper.
+        b: the other paper.
+
+    Returns:
+        The shared keyphrases as ``a`` spells them, rarest in the atlas first.
+    """
     _, phrase_df = _df(atlas)
     mine = {phrase_key(k): k for k in a.keyphrases + a.given_keyphrases}
     shared_keys = [k for k in dict.fromkeys(phrase_key(k) for k in b.keyphrases + b.given_keyphrases)
@@ -276,8 +397,19 @@ def shared_keyphrases(atlas: Atlas, a: Paper, b: Paper) -> list[str]:
 
 
 def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
-    """One line saying why ``b`` is related to ``a``: the keyphrases they share (:func:`shared_keyphrases`, at
-    most 3), else the title/keyphrase words they share and their common topic, else "similar abstract"."""
+    """One line saying why ``b`` is related to ``a``.
+
+    The keyphrases they share (:func:`shared_keyphrases`, at most 3), else the title/keyphrase words they share
+    (at most 3, none found in over 5% of papers) and their common topic, else "similar abstract".
+
+    Args:
+        atlas: the atlas.
+        a: the source paper.
+        b: the related paper.
+
+    Returns:
+        The reason.
+    """
     shared = shared_keyphrases(atlas, a, b)
     if shared:
         return "shares keyphrases: " + ", ".join(shared[:3])
@@ -295,8 +427,16 @@ def explain(atlas: Atlas, a: Paper, b: Paper) -> str:
 
 
 def related(atlas: Atlas, paper: Paper, k: int = 10) -> list[Related]:
-    """The ``k`` papers nearest to ``paper`` by embedding cosine (most similar first), each with a one-line
-    reason from :func:`explain`. Empty when the paper has no embedding."""
+    """The ``k`` papers nearest to ``paper`` by embedding cosine, each with a one-line reason.
+
+    Args:
+        atlas: the atlas.
+        paper: the source paper.
+        k: how many papers to return.
+
+    Returns:
+        Most similar first, reasons from :func:`explain`; empty when the paper has no embedding.
+    """
     if paper.id not in atlas.row_of:
         return []
     sims = atlas.vectors @ atlas.vectors[atlas.row_of[paper.id]]
