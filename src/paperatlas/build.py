@@ -37,7 +37,26 @@ def _no_progress(_desc: str, _total: int) -> Callable[[int], None]:
 
 @dataclass
 class BuildReport:
-    """What a build did: per-stage wall time (seconds), counts, and peak resident memory (MiB)."""
+    """What a build did: per-stage wall time (seconds), counts, and peak resident memory (MiB).
+
+    Attributes:
+        n_read: records read from the sources (before merging).
+        n_papers: papers after merging.
+        n_embedded: papers embedded by this build.
+        n_reused: papers whose stored embedding was reused.
+        n_topics: sub-topics.
+        n_areas: areas.
+        topic_mode: how the topics were made: "fit" (first build), "refit" (fresh, matched to the old ids) or
+            "update".
+        topics_kept_share: share of the papers already in the atlas that keep their topic id (None on a first
+            build).
+        n_low_confidence: papers marked low-confidence in their topic.
+        labels_rejected: topic id -> why its generated label was not used (only with a label backend).
+        n_labels_generated: topic labels rewritten by the label backend.
+        n_with_secondary: papers with at least one secondary topic.
+        stage_seconds: stage name -> wall time, seconds.
+        peak_rss_mib: peak resident memory of the process, MiB.
+    """
 
     n_read: int = 0
     n_papers: int = 0
@@ -64,7 +83,14 @@ class BuildReport:
 
 
 def content_hash(p: Paper) -> str:
-    """SHA-1 of the embedded text (title + abstract): a paper is re-embedded only when this changes."""
+    """SHA-1 of the embedded text (title + abstract): a paper is re-embedded only when this changes.
+
+    Args:
+        p: the paper.
+
+    Returns:
+        The hex digest of :func:`paperatlas.enrich.embed.paper_text`.
+    """
     return hashlib.sha1(paper_text(p.title, p.abstract).encode()).hexdigest()
 
 
@@ -79,15 +105,33 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
           label_backend=None) -> BuildReport:
     """Build (or rebuild) the atlas at ``db`` from ``source_paths``; the atlas then holds exactly these sources.
 
-    ``formats`` gives a reader name per source (``None`` = detect); ``venue``/``year`` fill listings that do not
-    state them. ``tldr_backend`` (a :class:`paperatlas.tldr_llm.TldrBackend`) generates TL;DRs instead of the
-    extractive default; each is checked against its abstract and falls back to the extractive one when it fails
-    (recorded in ``tldr_method``). ``n_areas``/``n_topics`` ask for that many areas/sub-topics (default: by corpus
-    size, see :mod:`paperatlas.topics`); when the atlas already has topics, a rebuild that adds few papers updates
-    them (ids, labels and map positions kept) unless ``refit_topics`` or a size is given. ``label_backend`` (a
-    TL;DR backend with ``complete``) rewrites new or changed topic labels (:mod:`paperatlas.label_llm`).
-    Raises :class:`paperatlas.model.SourceError` for unreadable input (before
-    anything is written) and :class:`paperatlas.embed.EmbedderUnavailable` when the model package is missing.
+    When the atlas already has topics, a rebuild that adds few papers updates them (ids, labels and map positions
+    kept) unless ``refit_topics`` or a size is given. The reader's overrides win over everything generated.
+
+    Args:
+        source_paths: the listing files, read by :func:`paperatlas.sources.read`.
+        db: the atlas file (created or rebuilt atomically).
+        formats: a reader name per source (``None`` = detect); None to detect every one.
+        venue: fills listings that do not state their venue.
+        year: fills listings that do not state their year.
+        n_topics: ask for that many sub-topics (default: by corpus size, see :mod:`paperatlas.enrich.topics`).
+        embedder: the embedding model; None to load the default only when something needs embedding.
+        progress: a :data:`ProgressFactory` (no-op by default).
+        seed: random seed of the topics and the map.
+        tldr_backend: a :class:`paperatlas.llm.backends.ChatBackend` that generates TL;DRs instead of the
+            extractive default (:func:`paperatlas.llm.tldr.generate_tldr`); each is checked against its abstract
+            and falls back to the extractive one when it fails (recorded in ``tldr_method``).
+        n_areas: ask for that many areas (default: by corpus size).
+        refit_topics: refit the topics even when an update is possible.
+        label_backend: a :class:`paperatlas.llm.backends.ChatBackend` that rewrites new or changed topic labels
+            (:mod:`paperatlas.llm.labels`).
+
+    Returns:
+        The :class:`BuildReport`.
+
+    Raises:
+        paperatlas.model.SourceError: for unreadable input (before anything is written).
+        paperatlas.enrich.embed.EmbedderUnavailable: when the model package is missing.
     """
     report = BuildReport()
     timer = time.perf_counter()
