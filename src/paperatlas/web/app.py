@@ -24,10 +24,19 @@ __all__ = ["STATUSES", "create_app", "topic_color"]
 def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     """The web app over the atlas at ``db_path`` (opened read-only and loaded into memory once).
 
-    ``preload_model`` starts loading the query embedding model in a background thread so the first semantic
-    search is fast; searches before it is ready (or without the model package) use BM25 alone. The same thread
-    then builds the recommender's TF-IDF matrix (~15 s at 40k papers) so the first *For you* visit is fast.
-    Raises :class:`paperatlas.store.AtlasNotFound` when the file is missing.
+    Searches made before the query embedding model is ready (or without the model package) use BM25 alone.
+
+    Args:
+        db_path: the atlas file.
+        preload_model: start loading the query embedding model in a background thread so the first semantic
+            search is fast; the same thread then builds the recommender's TF-IDF matrix (~15 s at 40k papers) so
+            the first *For you* visit is fast. False: no model is loaded (BM25 only).
+
+    Returns:
+        The Flask application.
+
+    Raises:
+        paperatlas.store.AtlasNotFound: when the file is missing.
     """
     atlas = Atlas(db_path)
     app = Flask(__name__)
@@ -56,7 +65,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         return state["embedder"].encode([q])[0]
 
     def map_args(compact: bool) -> dict:
-        """Template arguments of ``_map.html`` (the interactive map, drawn by static/atlasmap.js)."""
+        """Template arguments of ``_map.html`` (the interactive map, drawn by mapview/static/atlasmap.js)."""
         return {"map_compact": compact, "map_paper_href": url_for("paper", pid="__ID__"),
                 "map_topic_href": url_for("topic", tid=987654321).replace("987654321", "__ID__")}
 
@@ -221,8 +230,11 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
 
     @app.get("/api/map")
     def map_data():
-        """The map's data (:func:`paperatlas.atlasmap.map_payload`) as compact JSON with an ETag. It is rebuilt
-        only when a paper's TL;DR or keyphrases changed (the fields an edit can change while the app runs)."""
+        """The map's data (:func:`paperatlas.mapview.map_payload`) as compact JSON with an ETag.
+
+        It is rebuilt only when a paper's TL;DR or keyphrases changed (the fields an edit can change while the app
+        runs).
+        """
         key = hash(tuple((p.tldr, tuple(p.keyphrases)) for p in atlas.papers))
         if map_cache.get("key") != key:
             body = json.dumps(map_payload(atlas.papers, atlas.topics), ensure_ascii=False,
