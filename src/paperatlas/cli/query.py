@@ -6,7 +6,20 @@ import textwrap
 
 import click
 
-from ._common import db_option, embed_query_fn, filter_options, find_or_fail, open_atlas, parse_filters, status_tag
+from ..publish import EXPORT_FORMATS, REGISTRY
+from ._common import (
+    choice_help,
+    db_option,
+    embed_query_fn,
+    filter_options,
+    find_or_fail,
+    open_atlas,
+    parse_filters,
+    status_tag,
+)
+
+#: ``search --export`` choices: the publish formats that are file exports, alphabetically.
+_EXPORTS = sorted(EXPORT_FORMATS)
 
 
 @click.command(name="search")
@@ -17,8 +30,9 @@ from ._common import db_option, embed_query_fn, filter_options, find_or_fail, op
 @click.option("--mode", type=click.Choice(["hybrid", "bm25", "semantic"]), default="hybrid", show_default=True,
               help="hybrid = BM25 + embedding cosine fused by reciprocal rank fusion.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")
-@click.option("--export", "export_fmt", type=click.Choice(["bibtex", "csl-json", "csv", "json"]), default=None,
-              help="Also write the results in this format (for Zotero: bibtex or csl-json); needs -o.")
+@click.option("--export", "export_fmt", type=click.Choice(_EXPORTS), default=None,
+              help=choice_help("Also write the results in this format (as `publish --format` does); needs -o.",
+                               ((name, REGISTRY[name].description) for name in _EXPORTS)))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File for --export.")
 def search_command(query, db, status, venue, year, author, topic, keyphrase, limit, mode, as_json, export_fmt, output):
     """Find papers by words and by meaning (QUERY may be empty to list filtered papers)."""

@@ -1,31 +1,12 @@
 """Publishers: turn an atlas (papers, topics, related papers) into a file others can read.
 
-Each format is a module with ``render(papers, topics, related, title) -> str``, registered by name in
-:data:`FORMATS`:
-
-``awesome-md``
-    a GitHub-flavoured Markdown awesome list, one section per topic (:mod:`.awesome_md`);
-``json``
-    every paper field plus ``topic_label`` and ``related_ids`` (:mod:`.json_out`);
-``csv``
-    one row per paper with the main fields (:mod:`.csv_out`);
-``bibtex``
-    one BibTeX entry per paper, written with bibtexparser (:mod:`.bibtex_out`);
-``highlights-html``
-    the same post as one standalone HTML page (:func:`.highlights_md.render_html`);
-``csl-json``
-    CSL-JSON for Zotero, Mendeley, pandoc (:mod:`.csl_json`);
-``highlights-md``
-    a reading list as a highlights post: reading time, table of contents by area, per paper its links,
-    authors, status, TL;DR and the reader's note (:mod:`.highlights_md`);
-``topics-md``
-    the topic pages in Markdown: table of contents (areas → sub-topics), then per sub-topic its keyphrases,
-    nearest topics and papers Oral → Spotlight → Poster (:mod:`.topics_md`);
-``map``
-    one self-contained interactive HTML map (Plotly.js inlined; works from ``file://``) (:mod:`.map_html`);
-``site``
-    a static website *folder* (search, paper and topic pages, map, bookmarks; works from ``file://``), written by
-    :func:`.site.write_site` — registered in :data:`DIRECTORY_FORMATS`, not :data:`FORMATS`, as it is not one text.
+Every output format is one :class:`Format` record in :data:`REGISTRY`: its name, a one-line description, and
+either ``render(papers, topics, related, title) -> str`` (a text format, e.g. ``json`` by :mod:`.json_out`) or
+``write(papers, topics, related, out_dir, title) -> Path`` (a directory format: ``site``, by
+:func:`.site.write_site`), plus whether it shows related papers and whether it is a file export for a reference
+manager or a data tool (``search --export``). :data:`FORMATS`, :data:`DIRECTORY_FORMATS`, :data:`USES_RELATED` and
+:data:`EXPORT_FORMATS` are views of it; the CLI's choices and help and the README's table of output formats are made
+from it, so a new format needs only its record here.
 
 :func:`render` returns the text; :func:`publish` writes it atomically (a failed render or write leaves any
 previous file at the path untouched); for a directory format it writes the folder atomically instead.
@@ -37,6 +18,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Paper, Topic
@@ -45,41 +27,96 @@ from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out
 #: A publisher: ``render(papers, topics, related, title) -> str``.
 Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
 
-#: Format name -> renderer. Looked up at call time, so tests and plugins may add or replace entries.
-FORMATS: dict[str, Renderer] = {
-    "awesome-md": awesome_md.render,
-    "json": json_out.render,
-    "csv": csv_out.render,
-    "bibtex": bibtex_out.render,
-    "map": map_html.render,
-    "topics-md": topics_md.render,
-    "highlights-md": highlights_md.render,
-    "highlights-html": highlights_md.render_html,
-    "csl-json": csl_json.render,
-}
+#: A directory publisher: ``write(papers, topics, related, out_dir, title) -> Path``, atomic.
+Writer = Callable[..., Path]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One output format of ``publish``.
+
+    Attributes:
+        name: What ``publish --format`` takes, e.g. ``"csl-json"``.
+        description: One line for ``--help`` and the README (Markdown backquotes allowed).
+        render: The renderer of a text format (``None`` for a directory format).
+        write: The writer of a directory format (``None`` for a text format).
+        uses_related: Its output shows related papers (callers compute them only for such formats: it costs a
+            nearest-neighbour search per paper).
+        export: It is a file export for a reference manager or a data tool, offered by ``search --export``.
+    """
+
+    name: str
+    description: str
+    render: Renderer | None = None
+    write: Writer | None = None
+    uses_related: bool = False
+    export: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.render is None) == (self.write is None):
+            raise ValueError(f"format {self.name!r}: give exactly one of render and write")
+
+    @property
+    def directory(self) -> bool:
+        """Whether the format writes a folder (``write``) rather than one text (``render``)."""
+        return self.write is not None
+
+
+#: Format name -> :class:`Format`, in the order ``publish --help`` lists them.
+REGISTRY: dict[str, Format] = {f.name: f for f in (
+    Format("awesome-md", "a GitHub-flavoured Markdown awesome list, one section per topic", awesome_md.render),
+    Format("highlights-md", "a reading list as a highlights post: reading time, table of contents by area, per "
+           "paper its links, authors, status, TL;DR and the reader's note", highlights_md.render),
+    Format("highlights-html", "the highlights post as one standalone HTML page", highlights_md.render_html),
+    Format("topics-md", "the topic pages in Markdown: table of contents (areas → sub-topics), then per sub-topic "
+           "its keyphrases, nearest topics and papers Oral → Spotlight → Poster", topics_md.render),
+    Format("json", "every paper field plus `topic_label` and `related_ids`", json_out.render, uses_related=True,
+           export=True),
+    Format("csv", "one row per paper with the main fields", csv_out.render, export=True),
+    Format("bibtex", "one BibTeX entry per paper, for Zotero, JabRef or LaTeX", bibtex_out.render, export=True),
+    Format("csl-json", "CSL-JSON for Zotero, Mendeley, pandoc", csl_json.render, export=True),
+    Format("map", "one self-contained interactive HTML map: Plotly.js inlined, works from `file://`",
+           map_html.render),
+    Format("site", "a static website: search, paper and topic pages, map, bookmarks; works from `file://`",
+           write=site.write_site, uses_related=True),
+)}
+
+#: Text format name -> renderer. Looked up at call time, so tests and plugins may add or replace entries.
+FORMATS: dict[str, Renderer] = {f.name: f.render for f in REGISTRY.values() if f.render is not None}
 
 #: Formats that write a folder: name -> ``write(papers, topics, related, out_dir, title) -> Path`` (atomic).
-DIRECTORY_FORMATS: dict[str, Callable[..., Path]] = {"site": site.write_site}
+DIRECTORY_FORMATS: dict[str, Writer] = {f.name: f.write for f in REGISTRY.values() if f.write is not None}
 
 #: Formats whose output shows related papers (the others ignore ``related``: callers need not compute it, which
 #: costs a nearest-neighbour search per paper).
-USES_RELATED = frozenset({"json", "site"})
+USES_RELATED = frozenset(f.name for f in REGISTRY.values() if f.uses_related)
 
-__all__ = ["DIRECTORY_FORMATS", "FORMATS", "USES_RELATED", "publish", "render", "write_text_atomic"]
+#: Formats that are file exports for a reference manager or a data tool (``search --export``), in registry order.
+EXPORT_FORMATS = tuple(f.name for f in REGISTRY.values() if f.export)
+
+__all__ = ["DIRECTORY_FORMATS", "EXPORT_FORMATS", "FORMATS", "REGISTRY", "USES_RELATED", "Format", "publish",
+           "render", "write_text_atomic"]
 
 
 def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
            title: str = "") -> str:
     """Render ``papers`` in format ``fmt`` and return the text.
 
-    Arguments
-        ``fmt``: a key of :data:`FORMATS` (``awesome-md``, ``json``, ``csv``, ``bibtex``, ``map``);
-        ``papers``: the papers to publish; ``topics``: the atlas's topics (labels, sections; a list, or a dict
-        ``{id: Topic}``);
-        ``related``: paper id -> ids of related papers (``None`` for none); ``title``: document title where the
-        format has one (awesome-md, map), else ignored.
+    Only text formats (:data:`FORMATS`) render; a directory format is written by :func:`publish`.
 
-    Raises ``ValueError`` naming the known formats when ``fmt`` is not one of them; renderer errors propagate.
+    Args:
+        fmt: A key of :data:`FORMATS`, e.g. ``awesome-md``, ``json``, ``csv``, ``bibtex``, ``map``.
+        papers: The papers to publish.
+        topics: The atlas's topics (labels, sections): a list, or a dict ``{id: Topic}``.
+        related: Paper id -> ids of related papers (``None`` for none).
+        title: Document title where the format has one (awesome-md, map), else ignored.
+
+    Returns:
+        The rendered text.
+
+    Raises:
+        ValueError: ``fmt`` is not a text format (the message names the known ones).
+        Exception: Whatever the renderer raises propagates.
     """
     try:
         renderer = FORMATS[fmt]
@@ -92,12 +129,26 @@ def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: 
 
 def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
             path: str | Path, title: str = "") -> Path:
-    """Render ``papers`` in format ``fmt`` (see :func:`render`) and write the text to ``path`` as UTF-8.
+    """Publish ``papers`` in format ``fmt`` at ``path``.
 
-    The whole text is rendered first, then written atomically (:func:`write_text_atomic`).
+    A text format is rendered whole first (:func:`render`), then written as UTF-8 atomically
+    (:func:`write_text_atomic`); a directory format (:data:`DIRECTORY_FORMATS`) writes its folder atomically itself.
 
-    Returns ``path`` as a :class:`~pathlib.Path`. Raises ``ValueError`` for an unknown format (naming the known
-    ones), ``OSError`` when the file cannot be written, and whatever the renderer raises.
+    Args:
+        fmt: A key of :data:`FORMATS` or :data:`DIRECTORY_FORMATS`.
+        papers: The papers to publish.
+        topics: The atlas's topics: a list, or a dict ``{id: Topic}``.
+        related: Paper id -> ids of related papers (``None`` for none).
+        path: The file to write (the folder, for a directory format).
+        title: Document title where the format has one, else ignored.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: ``fmt`` is not a known format (the message names the known ones).
+        OSError: The file cannot be written.
+        Exception: Whatever the renderer or writer raises propagates.
     """
     if fmt in DIRECTORY_FORMATS:  # a folder, written atomically by the format itself
         topics = topics.values() if isinstance(topics, dict) else topics
@@ -106,11 +157,23 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically: to a temporary file in the same directory, fsynced, then
-    moved over ``path`` with :func:`os.replace`, so a failure at any point leaves a previous file at ``path``
-    unchanged (and no temporary file behind). Missing parent directories are created. The new file gets the
-    previous file's permissions, or the usual ones for a new file (``0o666`` minus the umask). Returns ``path``
-    as a :class:`~pathlib.Path`; raises ``OSError`` when it cannot be written."""
+    """Write ``text`` (UTF-8) to ``path`` atomically.
+
+    The text goes to a temporary file in the same directory, fsynced, then moved over ``path`` with
+    :func:`os.replace`, so a failure at any point leaves a previous file at ``path`` unchanged (and no temporary
+    file behind). Missing parent directories are created. The new file gets the previous file's permissions, or
+    the usual ones for a new file (``0o666`` minus the umask).
+
+    Args:
+        path: The file to write.
+        text: Its new content.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        OSError: The file cannot be written.
+    """
     data = text.encode("utf-8")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,13 +7,16 @@
 from __future__ import annotations
 
 import gzip
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from ..model import Paper, SourceError
 from . import awesome_md, paperlists_json, paperlists_md
 
-#: name -> module with ``read`` and ``sniff``; order is the detection order.
+#: name -> module with ``read`` and ``sniff``; order is the detection order. The first paragraph of a module's
+#: docstring is its description (:func:`describe`): the CLI's ``build --format`` help and the README's table of
+#: readers are made from this registry, so a new reader needs only its entry here.
 READERS = {
     "paperlists-json": paperlists_json,
     "awesome-md": awesome_md,
@@ -21,10 +24,40 @@ READERS = {
 }
 
 
-def open_text(path: str | Path) -> str:
-    """The file's text (UTF-8; ``.gz`` transparently decompressed).
+def describe(name: str) -> str:
+    """One-line description of the reader registered as ``name``.
 
-    Raises :class:`SourceError` when the file is missing or not UTF-8 text.
+    It is the first paragraph of the reader module's docstring, on one line, without its leading "Reader for"
+    and with reStructuredText's double backquotes as Markdown's single ones.
+
+    Args:
+        name: A key of :data:`READERS`.
+
+    Returns:
+        The description, e.g. "Markdown accepted-paper listings such as the ICLR 2021 one (...)".
+
+    Raises:
+        KeyError: ``name`` is not a registered reader.
+    """
+    doc = (READERS[name].__doc__ or name).strip().split("\n\n", 1)[0]
+    text = " ".join(doc.split()).replace("``", "`")
+    text = re.sub(r"^Reader (?:for|of) (?:the )?", "", text)
+    return text[:1].upper() + text[1:]
+
+
+def open_text(path: str | Path) -> str:
+    """Read a listing file's text.
+
+    The file is decoded as UTF-8; a ``.gz`` file is transparently decompressed first.
+
+    Args:
+        path: The listing file.
+
+    Returns:
+        The file's text.
+
+    Raises:
+        SourceError: The file is missing, unreadable or not UTF-8 text (the error names the line).
     """
     p = Path(path)
     if not p.is_file():
@@ -42,9 +75,19 @@ def open_text(path: str | Path) -> str:
 
 
 def detect_format(path: str | Path, text: str | None = None) -> str:
-    """Name of the reader that recognises the file's content.
+    """Name the reader that recognises the file's content.
 
-    Raises :class:`SourceError` listing the known formats when none does.
+    Each reader's ``sniff`` is asked in the order of :data:`READERS`, on the first 20,000 characters.
+
+    Args:
+        path: The listing file (read only when ``text`` is not given; named in errors).
+        text: The file's text, when already read.
+
+    Returns:
+        The first key of :data:`READERS` whose reader recognises the content.
+
+    Raises:
+        SourceError: No reader recognises it (the message lists the known formats), or the file cannot be read.
     """
     head = (text if text is not None else open_text(path))[:20000]
     for name, mod in READERS.items():
@@ -58,9 +101,20 @@ def read(path: str | Path, format: str | None = None, progress: Callable[[int], 
          **hints) -> list[Paper]:
     """Read one listing into :class:`Paper` records.
 
-    ``format`` is a key of :data:`READERS` (auto-detected when ``None``); ``hints`` (e.g. ``venue="ICLR 2021"``,
-    ``year=2021``) fill fields the listing itself does not state; they are ignored for readers whose entries
-    state their own venue (awesome lists). Raises :class:`SourceError`.
+    ``hints`` (e.g. ``venue="ICLR 2021"``, ``year=2021``) fill fields the listing itself does not state; they are
+    ignored for readers whose entries state their own venue (awesome lists).
+
+    Args:
+        path: The listing file (UTF-8, optionally gzipped).
+        format: A key of :data:`READERS`; detected from the content when ``None`` (:func:`detect_format`).
+        progress: Not used: readers do not report progress.
+        **hints: Fields for papers whose listing does not state them.
+
+    Returns:
+        The papers of the listing, in listing order.
+
+    Raises:
+        SourceError: The file cannot be read, its format is unknown or unrecognised, or it is malformed.
     """
     text = open_text(path)
     name = format or detect_format(path, text)
