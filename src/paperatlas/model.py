@@ -18,9 +18,20 @@ LINK_KINDS = ("paper", "code", "openreview", "project", "other")
 STATUSES = ("Oral", "Spotlight", "Poster")
 
 
-def status_rank(status: str) -> int:
-    """Sort rank of a status: 0 Oral, 1 Spotlight, 2 Poster (as :data:`STATUSES` spells them), 3 anything else."""
-    return STATUSES.index(status) if status in STATUSES else len(STATUSES)
+def status_rank(status: str | None) -> int:
+    """Sort rank of a status, talks first.
+
+    Case and surrounding whitespace do not matter: ``"Oral"``, ``"oral"`` and ``" Oral "`` all rank 0.
+
+    Args:
+        status: a status as a listing states it (:attr:`Paper.status`), or ``None``.
+
+    Returns:
+        Its index in :data:`STATUSES` (0 Oral, 1 Spotlight, 2 Poster); ``len(STATUSES)`` (3) for anything else,
+        including ``""``.
+    """
+    key = (status or "").strip().lower()
+    return next((i for i, s in enumerate(STATUSES) if s.lower() == key), len(STATUSES))
 
 
 class SourceError(ValueError):

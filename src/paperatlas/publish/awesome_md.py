@@ -36,11 +36,24 @@ from __future__ import annotations
 
 import html
 import re
-from collections import Counter
 from collections.abc import Iterable
 
-from ..model import Paper, Topic, status_rank
+from ..model import Paper, Topic
 from ..text import slugify, split_sentences
+from ._common import (
+    code_link,
+    default_title,
+    escape_md,
+    github_anchor,
+    one_line,
+    paper_link,
+    paper_sort_key,
+    paper_year,
+    venue_text,
+)
+
+__all__ = ["FORMAT", "MIN_PER_SECTION", "OTHER_SECTION", "code_link", "default_title", "escape_md", "github_anchor",
+           "paper_link", "render", "render_paper"]
 
 FORMAT = "awesome-md"
 
@@ -50,67 +63,7 @@ OTHER_SECTION = "Other papers"
 #: fewest papers per sub-topic section (on average) before sections become areas
 MIN_PER_SECTION = 3
 
-# Inline $...$ math: kept verbatim (no escaping inside). Escaped dollars (\$) do not delimit math.
-_MATH_RE = re.compile(r"(?<!\\)\$(?=\S)(?:[^$\\\n]|\\.)+?(?<=\S)\$")
-# Characters that can start or end Markdown inline constructs (emphasis, links, code, HTML, strikethrough).
-_INLINE_SPECIAL_RE = re.compile(r"([\\`*_\[\]<>~$|])")
-# A character entity ("&amp;", "&#42;") would be decoded by the renderer: escape its "&".
-_ENTITY_RE = re.compile(r"&(?=#?\w+;)")
-# Text that would open a block construct when it starts a list item's content.
-_ORDERED_START_RE = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
-_YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
 _URL_UNSAFE_RE = re.compile(r"[\s()<>]")
-
-_PAPER_KINDS = ("paper", "openreview", "project", "other")
-
-
-def paper_link(p: Paper) -> str:
-    """The paper's main non-empty URL (first ``paper``, then ``openreview``, ``project``, ``other`` link), or ``""``.
-
-    Unlike :attr:`Paper.paper_url` this skips placeholder links whose ``url`` is empty.
-    """
-    for kind in _PAPER_KINDS:
-        for link in p.links:
-            if link.kind == kind and link.url.strip():
-                return link.url.strip()
-    return ""
-
-
-def code_link(p: Paper) -> str:
-    """The first non-empty ``code`` link's URL, or ``""`` (placeholder links with an empty URL are skipped)."""
-    return next((link.url.strip() for link in p.links if link.kind == "code" and link.url.strip()), "")
-
-
-def _one_line(text: str) -> str:
-    return " ".join((text or "").split())
-
-
-def escape_md(text: str) -> str:
-    """Escape ``text`` for use inline in a Markdown list item or heading.
-
-    Whitespace (including newlines) is folded to single spaces; Markdown punctuation outside ``$...$`` math is
-    backslash-escaped; a leading ``#``, ``>``, ``+``, ``-``, ``=`` or ``1.`` is escaped so the text cannot open a
-    heading, quote or nested list.
-    """
-    text = _one_line(text)
-    out: list[str] = []
-    pos = 0
-    for m in _MATH_RE.finditer(text):
-        out.append(_escape_plain(text[pos:m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_escape_plain(text[pos:]))
-    s = "".join(out)
-    m = _ORDERED_START_RE.match(s)
-    if m:
-        s = f"{m.group(1)}\\{m.group(2)}{s[m.end():]}"
-    elif s[:1] in ("#", ">", "+", "-", "="):
-        s = "\\" + s
-    return s
-
-
-def _escape_plain(text: str) -> str:
-    return _ENTITY_RE.sub("&amp;", _INLINE_SPECIAL_RE.sub(r"\\\1", text))
 
 
 def _escape_url(url: str) -> str:
@@ -118,54 +71,12 @@ def _escape_url(url: str) -> str:
     return _URL_UNSAFE_RE.sub(lambda m: f"%{ord(m.group(0)):02X}", url)
 
 
-def github_anchor(heading: str) -> str:
-    """The anchor GitHub gives a heading with rendered text ``heading`` (lower-cased, punctuation dropped,
-    spaces to hyphens), without the ``-1``, ``-2`` suffixes it adds for repeated headings."""
-    s = heading.strip().lower()
-    s = "".join(c for c in s if c.isalnum() or c in " -_")
-    return s.replace(" ", "-")
-
-
-def _status_rank(p: Paper) -> int:
-    """:func:`paperatlas.model.status_rank`, whatever the case of the listing's status (``oral`` = ``Oral``)."""
-    return status_rank(p.status.strip().capitalize())
-
-
-def _paper_sort_key(p: Paper) -> tuple:
-    return (_status_rank(p), _one_line(p.title).casefold(), p.id)
-
-
-def _paper_year(p: Paper) -> int | None:
-    if p.year:
-        return int(p.year)
-    m = _YEAR_RE.search(p.venue or "")
-    return int(m.group(0)) if m else None
-
-
-def default_title(papers: list[Paper]) -> str:
-    """``"Awesome <venue>"`` for the most common venue when it covers at least half of the papers,
-    else ``"Awesome Papers"``."""
-    venues = Counter(_one_line(p.venue) for p in papers if _one_line(p.venue))
-    if venues:
-        venue, n = venues.most_common(1)[0]
-        if 2 * n >= len(papers):
-            return f"Awesome {venue}"
-    return "Awesome Papers"
-
-
-def _venue_text(p: Paper) -> str:
-    venue, status = _one_line(p.venue), _one_line(p.status)
-    if venue and status:
-        return f"{venue} ({status})"
-    return venue or (f"({status})" if status else "")
-
-
 def _digest_text(p: Paper) -> str:
     for text in (p.tldr, p.digest):
-        if _one_line(text):
-            return _one_line(text)
+        if one_line(text):
+            return one_line(text)
     sentences = split_sentences(p.abstract or "")
-    return _one_line(sentences[0]) if sentences else ""
+    return one_line(sentences[0]) if sentences else ""
 
 
 def render_paper(p: Paper) -> str:
@@ -182,8 +93,8 @@ def render_paper(p: Paper) -> str:
             line += f" [[{tag}]]({_escape_url(url)})"
     lines = [line]
 
-    authors = ", ".join(escape_md(a) for a in p.authors if _one_line(a))
-    venue = _venue_text(p)
+    authors = ", ".join(escape_md(a) for a in p.authors if one_line(a))
+    venue = venue_text(p)
     if authors or venue:
         parts = []
         if authors:
@@ -192,7 +103,7 @@ def render_paper(p: Paper) -> str:
             parts.append(f"*{escape_md(venue)}*")
         lines.append("  - " + " ".join(parts))
 
-    phrases = [escape_md(k) for k in (p.keyphrases or p.given_keyphrases) if _one_line(k)]
+    phrases = [escape_md(k) for k in (p.keyphrases or p.given_keyphrases) if one_line(k)]
     if phrases:
         joined = "; ".join(phrases)
         lines.append(f"  - Key Word: {joined.rstrip('.')}.")
@@ -207,7 +118,7 @@ def _section_lines(heading: str, papers: list[Paper]) -> list[str]:
     lines: list[str] = []
     by_year: dict[int | None, list[Paper]] = {}
     for p in papers:
-        by_year.setdefault(_paper_year(p), []).append(p)
+        by_year.setdefault(paper_year(p), []).append(p)
     if len(by_year) > 1:
         years = sorted((y for y in by_year if y is not None), reverse=True)
         groups: list[tuple[str, list[Paper]]] = [(str(y), by_year[y]) for y in years]
@@ -215,10 +126,10 @@ def _section_lines(heading: str, papers: list[Paper]) -> list[str]:
             groups.append(("Undated", by_year[None]))
         for label, group in groups:
             lines += [f"### {heading}: {label}", ""]
-            lines += [render_paper(p) for p in sorted(group, key=_paper_sort_key)]
+            lines += [render_paper(p) for p in sorted(group, key=paper_sort_key)]
             lines.append("")
     else:
-        lines += [render_paper(p) for p in sorted(papers, key=_paper_sort_key)]
+        lines += [render_paper(p) for p in sorted(papers, key=paper_sort_key)]
         lines.append("")
     return lines
 
@@ -231,13 +142,14 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
            title: str = "") -> str:
     """Render the papers as an awesome-list Markdown document (see the module docstring for the layout).
 
-    Arguments
-        ``papers``: the papers to list (each appears once, under its topic or under *Other papers*);
-        ``topics``: the atlas's topics (only those holding at least one of ``papers`` get a section);
-        ``related``: paper id -> related paper ids (unused here; accepted for a uniform publisher signature);
-        ``title``: the document title; default ``"Awesome <venue>"`` (see :func:`default_title`).
+    Args:
+        papers: the papers to list (each appears once, under its topic or under *Other papers*).
+        topics: the atlas's topics (only those holding at least one of ``papers`` get a section).
+        related: paper id -> related paper ids (unused here; accepted for a uniform publisher signature).
+        title: the document title; default ``"Awesome <venue>"`` (see :func:`default_title`).
 
-    Returns the Markdown text (ending with a newline). Raises nothing for odd input: missing fields are omitted.
+    Returns:
+        The Markdown text (ending with a newline). Raises nothing for odd input: missing fields are omitted.
     """
     papers = list(papers)
     topic_by_id = {t.id: t for t in topics}
@@ -255,14 +167,14 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
             parent = topic_by_id[tid].parent_id
             by_area.setdefault(parent if parent in topic_by_id else tid, []).extend(ps)
         members = by_area
-    ordered = sorted(members, key=lambda tid: (-len(members[tid]), _one_line(topic_by_id[tid].label).casefold(), tid))
+    ordered = sorted(members, key=lambda tid: (-len(members[tid]), one_line(topic_by_id[tid].label).casefold(), tid))
 
     sections: list[tuple[str, list[Paper]]] = [
-        (_one_line(topic_by_id[tid].label) or f"Topic {tid}", members[tid]) for tid in ordered]
+        (one_line(topic_by_id[tid].label) or f"Topic {tid}", members[tid]) for tid in ordered]
     if others:
         sections.append((OTHER_SECTION, others))
 
-    doc_title = _one_line(title) or default_title(papers)
+    doc_title = one_line(title) or default_title(papers)
     n_topics = len(ordered)
     lines = [
         f"# {_heading_text(doc_title)}",

@@ -35,7 +35,7 @@ from bibtexparser.model import Entry, Field
 
 from ..model import Paper, Topic
 from ..text import strip_accents
-from .awesome_md import code_link, paper_link
+from ._common import code_link, paper_link, paper_year
 
 FORMAT = "bibtex"
 
@@ -52,7 +52,6 @@ _JOURNAL_PROCEEDINGS = re.compile(
     r"\bproceedings of the (?:ieee|national academy|royal society|american mathematical)\b", re.IGNORECASE)
 _THESIS = re.compile(r"\bthesis\b|\bdissertation\b", re.IGNORECASE)
 _JOURNAL_WORDS = re.compile(r"\b(?:journal|transactions|letters|review|magazine|annals)\b", re.IGNORECASE)
-_YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
 
 # Title words skipped when choosing the key's title word.
 _STOPWORDS = frozenset("a an the on of in for to and or with by from at as is are via towards toward".split())
@@ -143,18 +142,11 @@ def _last_name(author: str) -> str:
     return ""
 
 
-def _year(p: Paper) -> int | None:
-    if p.year:
-        return int(p.year)
-    m = _YEAR_RE.search(p.venue or "")
-    return int(m.group(0)) if m else None
-
-
 def citation_key(p: Paper) -> str:
     """The base citation key of ``p`` (before de-duplication): last name + year + first significant title word,
     e.g. ``"frankle2019lottery"``; ``"anon"`` stands in for a missing author, ``"paper"`` for a missing word."""
     last = _last_name(p.authors[0]) if p.authors else ""
-    year = _year(p)
+    year = paper_year(p)
     words = [_ascii_word(w) for w in re.findall(r"[A-Za-z0-9]+", strip_accents(p.title or ""))]
     words = [w for w in words if w]
     word = next((w for w in words if w not in _STOPWORDS), words[0] if words else "paper")
@@ -220,7 +212,7 @@ def paper_entry(p: Paper, key: str) -> Entry:
         entry_type, venue_field = "inproceedings", "booktitle"
     else:
         entry_type, venue_field = "article", "journal"
-    year = _year(p)
+    year = paper_year(p)
     values = [
         ("title", _clean(p.title)),
         ("author", _clean(_author_field(p.authors))),
@@ -237,12 +229,18 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic] = (), related: dict[
            title: str = "") -> str:
     """Render the papers as a BibTeX file (see the module docstring for entry types, fields and keys).
 
-    Arguments
-        ``papers``: the papers (one entry each, in id order); ``topics``, ``related``, ``title``: unused
-        (uniform publisher signature).
+    Args:
+        papers: the papers (one entry each, in id order).
+        topics: unused (uniform publisher signature).
+        related: unused.
+        title: unused.
 
-    Returns the BibTeX text ending with a newline. Raises ``ValueError`` (from bibtexparser) only if two entries
-    end up with the same key, which :func:`unique_keys` prevents.
+    Returns:
+        The BibTeX text ending with a newline.
+
+    Raises:
+        ValueError: (from bibtexparser) only if two entries end up with the same key, which :func:`unique_keys`
+            prevents.
     """
     ordered = sorted(papers, key=lambda p: p.id)
     library = bibtexparser.Library()

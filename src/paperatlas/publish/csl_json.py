@@ -15,7 +15,8 @@ import json
 from collections.abc import Iterable
 
 from ..model import Paper, Topic
-from .bibtex_out import _year, is_conference, lowercase_given_name, unique_keys
+from ._common import paper_year
+from .bibtex_out import is_conference, lowercase_given_name, unique_keys
 
 FORMAT = "csl-json"
 
@@ -49,7 +50,7 @@ def paper_item(p: Paper, key: str) -> dict:
                   if p.venue else "article", "title": p.title}
     if p.authors:
         item["author"] = [csl_name(a) for a in p.authors]
-    year = _year(p)
+    year = paper_year(p)
     if year:
         item["issued"] = {"date-parts": [[year]]}
     if p.venue:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 
 from ..model import Paper, Topic
-from .awesome_md import code_link, paper_link
+from ._common import code_link, paper_link
 
 FORMAT = "csv"
 
@@ -35,11 +35,14 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
            title: str = "") -> str:
     """Render the papers as CSV text (see the module docstring for the columns).
 
-    Arguments
-        ``papers``: the papers; ``topics``: the atlas's topics (for ``topic_label``); ``related`` and ``title``:
-        unused (uniform publisher signature).
+    Args:
+        papers: the papers.
+        topics: the atlas's topics (for ``topic_label``).
+        related: unused (uniform publisher signature).
+        title: unused.
 
-    Returns the CSV text; write it without newline translation (``newline=""`` or as bytes). Raises nothing.
+    Returns:
+        The CSV text; write it without newline translation (``newline=""`` or as bytes). Raises nothing.
     """
     labels = {t.id: t.label for t in topics}
     buf = io.StringIO()

@@ -50,11 +50,16 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
            title: str = "") -> str:
     """Render the papers as a pretty-printed JSON array (see the module docstring).
 
-    Arguments
-        ``papers``: the papers; ``topics``: the atlas's topics (for ``topic_label``); ``related``: paper id ->
-        related paper ids (for ``related_ids``; missing ids give ``[]``); ``title``: unused (uniform signature).
+    Args:
+        papers: the papers.
+        topics: the atlas's topics (for ``topic_label``).
+        related: paper id -> related paper ids (for ``related_ids``; missing ids give ``[]``).
+        title: unused (uniform signature).
 
-    Returns the JSON text ending with a newline. Raises ``TypeError`` if a paper's ``extra`` holds a value that
-    JSON cannot represent.
+    Returns:
+        The JSON text ending with a newline.
+
+    Raises:
+        TypeError: a paper's ``extra`` holds a value that JSON cannot represent.
     """
     return json.dumps(paper_records(papers, topics, related), ensure_ascii=False, indent=2, allow_nan=False) + "\n"

@@ -3,7 +3,7 @@
 
 The file inlines everything it needs: Plotly.js (the ``plotly.min.js`` bundled in the ``plotly`` package, ~4.8 MB),
 the map script and stylesheet shared with the web app (``web/static/atlasmap.js``/``atlasmap.css``) and the data
-of :func:`paperatlas.atlasmap.map_payload` as JSON: per paper its map coordinates (unitless), area and sub-topic,
+of :func:`paperatlas.mapview.map_payload` as JSON: per paper its map coordinates (unitless), area and sub-topic,
 title, TL;DR, keyphrases, authors, status and http(s) paper URL. Expect roughly 5 MB plus ~0.5 kB per paper
 (about 25 MB for 40k papers).
 
@@ -16,21 +16,14 @@ Papers without finite ``x``/``y`` are left off (the page says how many). The ``r
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from ..mapview import htmlsafe_json, map_payload, plotly_js_path, static_text
-from ..markup import FAVICON
 from ..model import Paper, Topic
+from ._common import ENV
 
 FORMAT = "map"
-
-_TEMPLATES = Path(__file__).resolve().parent / "templates"
-_env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(["html"]),
-                   undefined=StrictUndefined, keep_trailing_newline=True)
-_env.globals["favicon"] = Markup(FAVICON)
 
 
 def _inline(text: str, closing: str, what: str) -> Markup:
@@ -44,18 +37,24 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
            title: str = "") -> str:
     """Render the papers as one self-contained interactive map page (see the module docstring).
 
-    Arguments
-        ``papers``: the papers (those with finite ``x``/``y`` are drawn); ``topics``: the atlas's topics, areas
-        and sub-topics (a list, or a dict ``{id: Topic}``); ``related``: unused (uniform signature); ``title``:
-        the page title (default ``"Map of papers"``).
+    Args:
+        papers: the papers (those with finite ``x``/``y`` are drawn).
+        topics: the atlas's topics, areas and sub-topics (a list, or a dict ``{id: Topic}``).
+        related: unused (uniform signature).
+        title: the page title (default ``"Map of papers"``).
 
-    Returns the HTML text. Raises ``FileNotFoundError`` when the installed ``plotly`` package lacks
-    ``plotly.min.js`` (or the package static files are missing), ``TypeError`` for a paper coordinate that is not a
-    number, and ``ValueError`` if an inlined asset would end its ``<script>``/``<style>`` element early.
+    Returns:
+        The HTML text (rendered with :data:`._common.ENV`, template ``map.html``).
+
+    Raises:
+        FileNotFoundError: the installed ``plotly`` package lacks ``plotly.min.js`` (or the package static files
+            are missing).
+        TypeError: a paper coordinate is not a number.
+        ValueError: an inlined asset would end its ``<script>``/``<style>`` element early.
     """
     payload = map_payload(papers, topics)
     plotly_js = plotly_js_path().read_text(encoding="utf-8")
-    html = _env.get_template("map.html").render(
+    html = ENV.get_template("map.html").render(
         title=title or "Map of papers",
         n_papers=len(payload["ids"]), n_areas=len(payload["areas"]), n_subtopics=len(payload["topics"]),
         n_unmapped=payload["n_unmapped"],

@@ -32,19 +32,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
-
 from ..mapview import htmlsafe_json
-from ..markup import FAVICON
 from ..model import STATUSES, Paper, Topic, status_rank
 from . import map_html
-from .awesome_md import _paper_sort_key, code_link, default_title, paper_link
+from ._common import ENV, TEMPLATES, code_link, default_title, one_line, paper_link, paper_sort_key
 
 FORMAT = "site"
 
 _HERE = Path(__file__).resolve().parent
-_TEMPLATES = _HERE / "templates" / "site"
+_TEMPLATES = TEMPLATES / "site"
 _VENDOR = _HERE / "vendor"
 #: Static files copied to ``DIR/assets/``: (source, name in assets).
 _ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site.js"),
@@ -52,14 +48,6 @@ _ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site
            (_VENDOR / "minisearch.LICENSE.txt", "minisearch.LICENSE.txt"))
 _SAFE_URL = ("http://", "https://")
 _ASSET_RE = re.compile(r"""<(?:script\b[^>]*\bsrc|link\b[^>]*\bhref)\s*=\s*["']([^"']+)["']""", re.I)
-
-_env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(["html"]),
-                   undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-_env.globals["favicon"] = Markup(FAVICON)
-
-
-def _one_line(text: str) -> str:
-    return " ".join((text or "").split())
 
 
 def _slugs(papers: list[Paper]) -> dict[str, str]:
@@ -109,9 +97,9 @@ def _site_data(papers: list[Paper], by_id: dict[int, Topic], slugs: dict[str, st
     rows = []
     for p in papers:
         area = area_of(p.topic_id)
-        rows.append({"id": p.id, "file": slugs[p.id], "title": _one_line(p.title),
+        rows.append({"id": p.id, "file": slugs[p.id], "title": one_line(p.title),
                      "authors": ", ".join(p.authors), "keyphrases": "; ".join(p.keyphrases),
-                     "tldr": _one_line(p.tldr), "status": _one_line(p.status), "year": p.year,
+                     "tldr": one_line(p.tldr), "status": one_line(p.status), "year": p.year,
                      "area": area.id if area else None,
                      "topic": p.topic_id if p.topic_id in by_id else None})
     statuses = sorted({r["status"] for r in rows if r["status"]}, key=lambda s: (status_rank(s), s))
@@ -148,15 +136,15 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
 
     data = _site_data(papers, by_id, slugs, title)
     _write(out / "data" / "papers.js", "window.ATLAS = " + htmlsafe_json(data) + ";\n")
-    _write(out / "index.html", _env.get_template("index.html").render(
+    _write(out / "index.html", ENV.get_template("site/index.html").render(
         title=title, root="", n_papers=len(papers), n_areas=len(data["areas"])))
 
     def topic_ref(t: Topic | None) -> dict[str, Any] | None:
         return {"id": t.id, "label": t.label} if t is not None else None
 
     def paper_ref(p: Paper) -> dict[str, Any]:
-        return {"file": slugs[p.id], "id": p.id, "title": _one_line(p.title), "status": _one_line(p.status),
-                "tldr": _one_line(p.tldr), "authors": p.authors}
+        return {"file": slugs[p.id], "id": p.id, "title": one_line(p.title), "status": one_line(p.status),
+                "tldr": one_line(p.tldr), "authors": p.authors}
 
     members: dict[int, list[Paper]] = {}
     for p in papers:
@@ -165,23 +153,23 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
             members.setdefault(t.id, []).append(p)
             t = by_id.get(t.parent_id) if t.parent_id is not None and t.parent_id != t.id else None
 
-    page = _env.get_template("paper.html")
+    page = ENV.get_template("site/paper.html")
     for p in papers:
         topic = by_id.get(p.topic_id) if p.topic_id is not None else None
         area = by_id.get(topic.parent_id) if topic is not None and topic.parent_id is not None else None
         rel = [paper_ref(by_paper[r]) for r in related.get(p.id, []) if r in by_paper and r != p.id]
         main = paper_link(p)
         _write(out / "paper" / f"{slugs[p.id]}.html", page.render(
-            title=title, root="../", p=p, paper_title=_one_line(p.title), status=_one_line(p.status),
-            venue=_one_line(p.venue), year=p.year, tldr=_one_line(p.tldr), abstract=[
-                _one_line(x) for x in (p.abstract or "").split("\n\n") if x.strip()],
+            title=title, root="../", p=p, paper_title=one_line(p.title), status=one_line(p.status),
+            venue=one_line(p.venue), year=p.year, tldr=one_line(p.tldr), abstract=[
+                one_line(x) for x in (p.abstract or "").split("\n\n") if x.strip()],
             links=_links(p), main_url=main if main.startswith(_SAFE_URL) else "",
             code_url=code_link(p) if code_link(p).startswith(_SAFE_URL) else "",
             topic=topic_ref(topic), area=topic_ref(area), related=rel))
 
-    page = _env.get_template("topic.html")
+    page = ENV.get_template("site/topic.html")
     for t in topics:
-        ps = sorted(members.get(t.id, []), key=_paper_sort_key)
+        ps = sorted(members.get(t.id, []), key=paper_sort_key)
         subs = sorted((s for s in topics if s.parent_id == t.id and s.id != t.id), key=lambda s: (-s.size, s.id))
         parent = by_id.get(t.parent_id) if t.parent_id is not None else None
         groups = []
@@ -191,7 +179,7 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
             if group:
                 groups.append({"status": status or "Other", "papers": group})
         _write(out / "topic" / f"{t.id}.html", page.render(
-            title=title, root="../", t=t, label=_one_line(t.label), keyphrases=t.keyphrases[:12],
+            title=title, root="../", t=t, label=one_line(t.label), keyphrases=t.keyphrases[:12],
             subs=[{"id": s.id, "label": s.label, "n": len(members.get(s.id, []))} for s in subs],
             parent=topic_ref(parent), groups=groups, n=len(ps)))
 
@@ -209,7 +197,7 @@ def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topi
     """
     papers = list(papers)
     topics = list(topics.values()) if isinstance(topics, dict) else list(topics)
-    title = _one_line(title) or default_title(papers).replace("Awesome ", "")
+    title = one_line(title) or default_title(papers).replace("Awesome ", "")
     target = Path(out_dir)
     if target.exists() and not target.is_dir():
         raise FileExistsError(f"{target} exists and is not a folder")

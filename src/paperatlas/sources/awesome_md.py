@@ -23,7 +23,7 @@ Parsing rules
       cite *other* work and are not the paper's links.
 
 :func:`read_entries` returns one :class:`Paper` per listing; :func:`read_text` merges listings of the same paper
-(same :func:`~paperatlas.text.normalize_title`) into one record with several ``sections``/``sources``.
+(by the rule of :mod:`paperatlas.sources.merge`) into one record with several ``sections``/``sources``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from __future__ import annotations
 import re
 
 from ..model import Link, Paper, SourceError, SourceRef
-from ..text import classify_link, find_urls, normalize_title
+from ..text import classify_link, find_urls
+from .merge import _merge_into, merge_records
 
 FORMAT = "awesome-md"
 
@@ -94,10 +95,16 @@ _TAG_KINDS = {"paper": "paper", "code": "code", "project": "project", "openrevie
 
 
 def sniff(head: str) -> bool:
-    """True when ``head`` (the file's first 20,000 characters) looks like a rendered awesome list.
+    """Whether a file is a rendered awesome list.
 
     Requires a U+2022 title bullet with a ``[paper]``/``[code]`` tag and an indented ``Key Word:``/``Digest``
     detail bullet; Markdown listings (``## `` headings, ``- `` bullets) and JSON have neither.
+
+    Args:
+        head: the start of the file's text (the first 20,000 characters).
+
+    Returns:
+        True when both kinds of bullet occur in ``head``.
     """
     # A title bullet carrying a [paper] or [code] tag.
     has_title = re.search(r"^[ \t]{0,3}\u2022[^\n]*\[\[?(?:paper|code)\]", head, re.MULTILINE) is not None
@@ -116,6 +123,12 @@ def split_author_line(line: str) -> tuple[list[str], str]:
     split on commas, semicolons, ``&`` and ``and``; underscores become spaces and repeated names are dropped
     (names run together without any separator are split at lower/upper-case joints, see
     :func:`_split_run_together`).
+
+    Args:
+        line: the entry's author line (the first detail bullet's text).
+
+    Returns:
+        ``(authors, venue)``; the venue is ``""`` when the line states none.
     """
     s = _AUTHOR_LIST_RE.sub("", line.strip())
     venue = ""
@@ -163,8 +176,15 @@ def _split_run_together(names: str) -> list[str]:
 
 
 def split_keyphrases(text: str) -> list[str]:
-    """Split a ``Key Word:`` value into phrases: on ``;`` (on ``,`` when the curator used no ``;``), trailing
-    periods stripped, curator's casing kept, duplicates dropped."""
+    """Split a ``Key Word:`` value into phrases.
+
+    Args:
+        text: the value after ``Key Word:``, e.g. ``"Model Collapse; Generative Model."``.
+
+    Returns:
+        The phrases: split on ``;`` (on ``,`` when the curator used no ``;``), trailing periods stripped, the
+        curator's casing kept, duplicates dropped.
+    """
     parts = text.split(";") if ";" in text or "," not in text else text.split(",")
     out: list[str] = []
     for p in parts:
@@ -281,9 +301,17 @@ STATES_VENUE_PER_ENTRY = True
 def read_entries(text: str, path: str, **hints) -> list[Paper]:
     """One :class:`Paper` per listing in the page text, in file order, without merging repeated papers.
 
-    ``hints`` ``venue``/``year`` only fill an entry's venue/year when the listing states none.
-    Raises :class:`SourceError` (with the 1-based line) for an entry that cannot be parsed, or when the text
-    holds no entries at all.
+    Args:
+        text: the page text.
+        path: the file's path, for provenance and error messages.
+        **hints: ``venue``/``year`` only fill an entry's venue/year when the listing states none; others ignored.
+
+    Returns:
+        The listings' papers (``id`` not assigned).
+
+    Raises:
+        SourceError: (with the 1-based line) for an entry that cannot be parsed, or when the text holds no entries
+            at all.
     """
     section = ""
     year_heading = ""
@@ -334,50 +362,44 @@ def read_entries(text: str, path: str, **hints) -> list[Paper]:
     return [e.to_paper(path, hints) for e in entries]
 
 
-def _merge_into(base: Paper, other: Paper) -> None:
-    """Fold a repeated listing ``other`` into ``base`` (first listing wins for scalar fields)."""
-    for s in other.sections:
-        if s not in base.sections:
-            base.sections.append(s)
-    base.sources.extend(other.sources)
-    lower = {k.lower() for k in base.given_keyphrases}
-    for k in other.given_keyphrases:
-        if k.lower() not in lower:
-            base.given_keyphrases.append(k)
-            lower.add(k.lower())
-    for link in other.links:
-        if not any((x.url, x.kind, x.label) == (link.url, link.kind, link.label) for x in base.links):
-            base.links.append(link)
-    # A placeholder (URL lost) is redundant once a real URL of the same kind is known.
-    real = {x.kind for x in base.links if x.url}
-    base.links = [x for x in base.links if x.url or x.kind not in real]
-    if not base.authors:
-        base.authors = list(other.authors)
+def _merge_listing(base: Paper, other: Paper) -> None:
+    """Fold a repeated listing ``other`` into ``base``: :func:`paperatlas.sources.merge._merge_into` plus the
+    rules of this format.
+
+    A listing's year is its venue's (else its heading's), so venue and year are taken together from the first
+    listing stating a venue; a differing later digest is kept in ``extra["other_digests"]``; a placeholder link
+    (URL lost by the page) is dropped once a real URL of the same kind is known.
+    """
     if not base.venue and other.venue:
         base.venue, base.year = other.venue, other.year
-    if base.year is None:
-        base.year = other.year
-    if not base.digest:
-        base.digest = other.digest
-    elif other.digest and other.digest != base.digest:
+    digest = base.digest
+    _merge_into(base, other)
+    if digest and other.digest and other.digest != digest:
         alts = base.extra.setdefault("other_digests", [])
         if other.digest not in alts:
             alts.append(other.digest)
+    real = {x.kind for x in base.links if x.url}
+    base.links = [x for x in base.links if x.url or x.kind not in real]
 
 
 def read_text(text: str, path: str, **hints) -> list[Paper]:
     """Papers in an awesome-list page text, one per distinct paper, in order of first listing.
 
-    Listings with the same :func:`~paperatlas.text.normalize_title` are merged: ``sections``, ``sources``,
-    ``links`` and ``given_keyphrases`` are combined without duplicates; authors, venue, year and digest come
-    from the first listing that has them (a differing later digest goes to ``extra["other_digests"]``).
-    Raises :class:`SourceError` as :func:`read_entries` does.
+    Listings of the same paper are merged by the cross-source rule of :mod:`paperatlas.sources.merge`
+    (:func:`~paperatlas.sources.merge.merge_records`: same or nearly the same normalised title, overlapping
+    authors), with the additions of :func:`_merge_listing`: ``sections``, ``sources``, ``links`` and
+    ``given_keyphrases`` are combined without duplicates; venue (with its year) and digest come from the first
+    listing that has them, a differing later digest goes to ``extra["other_digests"]``. Ids are not assigned.
+
+    Args:
+        text: the page text.
+        path: the file's path, for provenance and error messages.
+        **hints: ``venue``/``year`` as for :func:`read_entries`.
+
+    Returns:
+        The merged papers.
+
+    Raises:
+        SourceError: as :func:`read_entries` does.
     """
-    merged: dict[str, Paper] = {}
-    for paper in read_entries(text, path, **hints):
-        key = normalize_title(paper.title)
-        if key in merged:
-            _merge_into(merged[key], paper)
-        else:
-            merged[key] = paper
-    return list(merged.values())
+    return merge_records(read_entries(text, path, **hints), merge_into=_merge_listing)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 
 from rapidfuzz import fuzz
 
@@ -21,7 +22,15 @@ FUZZY_TITLE_CUTOFF = 95.0
 
 
 def author_key(name: str) -> str:
-    """``"Jeremy M. Cohen"`` → ``"j cohen"``: first initial + last name, lower-case, accents stripped."""
+    """The key two spellings of one author share.
+
+    Args:
+        name: an author name as listed, e.g. ``"Jeremy M. Cohen"``, ``"J. Cohen"``.
+
+    Returns:
+        First initial + last name, lower-case, accents stripped (``"j cohen"``); the single word for a one-word
+        name; ``""`` when the name has no alphabetic word.
+    """
     parts = [p for p in strip_accents(name).replace(".", " ").replace("-", " ").lower().split() if p.isalpha()]
     if not parts:
         return ""
@@ -29,7 +38,15 @@ def author_key(name: str) -> str:
 
 
 def authors_overlap(a: list[str], b: list[str]) -> bool:
-    """True when the author lists share an :func:`author_key`, or either list is empty."""
+    """Whether two author lists can belong to one paper.
+
+    Args:
+        a: one record's authors.
+        b: the other record's authors.
+
+    Returns:
+        True when the lists share an :func:`author_key`, or either list is empty (or has no usable name).
+    """
     if not a or not b:
         return True
     ka = {author_key(x) for x in a} - {""}
@@ -38,7 +55,14 @@ def authors_overlap(a: list[str], b: list[str]) -> bool:
 
 
 def paper_id(title: str) -> str:
-    """Stable 10-hex-digit id from the normalised title (first 10 hex digits of its SHA-1)."""
+    """The stable id of a paper.
+
+    Args:
+        title: the paper's title.
+
+    Returns:
+        The first 10 hex digits of the SHA-1 of :func:`paperatlas.text.normalize_title` of the title.
+    """
     return hashlib.sha1(normalize_title(title).encode()).hexdigest()[:10]
 
 
@@ -69,13 +93,23 @@ def _merge_into(a: Paper, b: Paper) -> None:
         a.extra.setdefault(k, v)
 
 
-def merge_papers(papers: list[Paper]) -> list[Paper]:
-    """Merge records of the same paper (see module doc) and assign each result a unique stable ``id``.
+def merge_records(papers: list[Paper], merge_into: Callable[[Paper, Paper], None] | None = None) -> list[Paper]:
+    """Merge records of the same paper (see the module docstring), without assigning ids.
 
-    Input order is kept (the first record of a paper decides its position and wins conflicting scalar fields).
-    Records with the same title but disjoint authors stay separate; the later one gets an id suffix ``-2``.
-    Returns new list; input Paper objects are modified in place.
+    Input order is kept: the first record of a paper decides its position and wins conflicting scalar fields.
+    Records with the same title but disjoint authors stay separate.
+
+    Args:
+        papers: the records, e.g. every reader's output concatenated, or one awesome list's listings.
+        merge_into: how a later record ``b`` of a paper is folded into the first one ``a`` (in place);
+            default :func:`_merge_into`. A reader with fields of its own wraps :func:`_merge_into` (see
+            :func:`paperatlas.sources.awesome_md.read_text`).
+
+    Returns:
+        A new list holding the first record of each paper; those records are modified in place, later records of
+        the same paper are left out.
     """
+    fold = merge_into or _merge_into
     out: list[Paper] = []
     by_title: dict[str, list[Paper]] = defaultdict(list)
     by_prefix: dict[str, list[tuple[str, Paper]]] = defaultdict(list)
@@ -90,11 +124,28 @@ def merge_papers(papers: list[Paper]) -> list[Paper]:
                     match = q
                     break
         if match is not None:
-            _merge_into(match, p)
+            fold(match, p)
             continue
         by_title[key].append(p)
         by_prefix[" ".join(key.split()[:3])].append((key, p))
         out.append(p)
+    return out
+
+
+def merge_papers(papers: list[Paper]) -> list[Paper]:
+    """Merge records of the same paper (see the module docstring) and give each result a unique stable ``id``.
+
+    Merging is :func:`merge_records` with :func:`_merge_into`; the id is :func:`paper_id` of the title, and a later
+    paper with the same title (disjoint authors, so not merged) gets a suffix ``-2``, ``-3``, ...
+
+    Args:
+        papers: the records of all sources, in the order they were read.
+
+    Returns:
+        A new list of merged papers in input order, each with :attr:`Paper.id` set; the input :class:`Paper`
+        objects are modified in place.
+    """
+    out = merge_records(papers)
     seen: set[str] = set()
     for p in out:
         base = paper_id(p.title)

@@ -1,5 +1,6 @@
-"""Reader for the Paper Copilot ``paperlists`` JSON format (one JSON array of paper objects per file,
-optionally gzipped), e.g. ``data/paperlists/iclr/iclr2021.json.gz``.
+"""Reader for the Paper Copilot ``paperlists`` JSON format: one JSON array of paper objects per file, maybe gzipped.
+
+A file such as ``data/paperlists/iclr/iclr2021.json.gz``.
 
 Field mapping: ``title``; ``author`` (``;``-separated) → authors; ``aff`` (``;``-separated) → affiliations;
 ``status`` (Poster/Oral/Spotlight/Technical/...) → status; ``track`` → track; ``abstract``; ``keywords``
@@ -11,30 +12,25 @@ code link; ``gs_citation``, ``primary_area``, ``doi`` → ``extra``. Venue and y
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 from ..model import Link, Paper, SourceError, SourceRef
 from ..text import classify_link
+from ._common import venue_from_filename
 
 FORMAT = "paperlists-json"
 
-_VENUE_NAMES = {"nips": "NeurIPS", "neurips": "NeurIPS", "colm": "COLM", "www": "WWW"}
-
 
 def sniff(head: str) -> bool:
-    """True when the text starts like a JSON array of objects with a ``title`` key."""
+    """Whether a file is in this format.
+
+    Args:
+        head: the start of the file's text (the first 20,000 characters).
+
+    Returns:
+        True when it starts like a JSON array and a ``"title"`` key occurs in its first 5,000 characters.
+    """
     s = head.lstrip()
     return s.startswith("[") and '"title"' in s[:5000]
-
-
-def venue_from_filename(path: str) -> tuple[str, int | None]:
-    """``.../iclr2021.json.gz`` → ``("ICLR 2021", 2021)``; ``("", None)`` when the name has no venue+year."""
-    m = re.match(r"([a-z]+)[-_]?(\d{4})", Path(path).name.lower())
-    if not m:
-        return "", None
-    name = _VENUE_NAMES.get(m.group(1), m.group(1).upper())
-    return f"{name} {m.group(2)}", int(m.group(2))
 
 
 def _split(value) -> list[str]:
@@ -46,10 +42,23 @@ def _split(value) -> list[str]:
 
 
 def read_text(text: str, path: str, venue: str | None = None, year: int | None = None, **_hints) -> list[Paper]:
-    """Parse one paperlists JSON document.
+    """Parse one paperlists JSON document into :class:`Paper` records, in array order.
 
-    Raises :class:`SourceError` naming the file and record index (``file:record 12``) when the JSON is
-    invalid, is not an array, or a record lacks a title.
+    Args:
+        text: the file's whole text (already decompressed).
+        path: the file's path: provenance, error messages, and the venue and year when not given
+            (:func:`._common.venue_from_filename` with ``any_venue``: ``iclr2021.json`` -> ``ICLR 2021``).
+        venue: the venue of every paper, e.g. ``"ICLR 2021"`` (default: from the file name, else ``""``).
+        year: the year of every paper (default: from the file name, else ``None``).
+        **_hints: other hints, ignored.
+
+    Returns:
+        One paper per array element (fields as in the module docstring; ``id`` left for
+        :func:`paperatlas.sources.merge.merge_papers`).
+
+    Raises:
+        SourceError: naming the file and line (invalid JSON) or record index (``file:record 12``) when the JSON
+            is invalid, is not an array, a record is not an object, or a record lacks a title.
     """
     try:
         data = json.loads(text)
@@ -57,7 +66,7 @@ def read_text(text: str, path: str, venue: str | None = None, year: int | None =
         raise SourceError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from e
     if not isinstance(data, list):
         raise SourceError(path, None, f"expected a JSON array of papers, got {type(data).__name__}")
-    fv, fy = venue_from_filename(path)
+    fv, fy = venue_from_filename(path, any_venue=True)
     venue = venue if venue is not None else fv
     year = year if year is not None else fy
     papers: list[Paper] = []

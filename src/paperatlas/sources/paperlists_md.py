@@ -29,11 +29,11 @@ heading without an abstract line, malformed abstract marker, unknown status, emp
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ..latex import clean_markup, unescape_markdown
 from ..model import STATUSES, Link, Paper, SourceError, SourceRef
 from ..text import classify_link, find_urls
+from ._common import venue_from_filename
 
 FORMAT = "paperlists-md"
 
@@ -60,28 +60,18 @@ _SENTENCE_END_RE = re.compile(r"[.!?][\"')\]]*$")  # "... results." | "...?)"
 _ABBREV_END_RE = re.compile(r"(?:\b(?:e\.g|i\.e|et al|vs|cf|Fig|Figs|Eq|Eqs|Sec|resp|approx|w\.r\.t)\.|\b[A-Z]\.)$")
 _PARA_START_RE = re.compile(r"^[\"'(\[]?[A-Z]")
 
-# Venue + year in a file name: "iclr2021.md", "NeurIPS_2020.txt", "cvpr-2019"; not inside a longer word.
-_FILE_VENUE_RE = re.compile(
-    r"(?<![a-z])(iclr|neurips|nips|icml|cvpr|iccv|eccv|wacv|acl|emnlp|naacl|eacl|coling|aaai|ijcai|kdd|www|"
-    r"sigir|colm|corl|uai|aistats|colt|tmlr|interspeech|icassp|miccai|icra|iros|rss)[-_ ]?((?:19|20)\d\d)(?!\d)",
-    re.IGNORECASE)
-_VENUE_NAMES = {"neurips": "NeurIPS", "nips": "NeurIPS", "colm": "COLM", "corl": "CoRL", "interspeech": "Interspeech"}
-
 
 def sniff(head: str) -> bool:
-    """True when ``head`` (the start of a file) looks like this listing: a ``## `` heading followed within a few
-    lines by an author bullet and a ``- abstract@[...`` marker bullet. Awesome lists and JSON lack the marker."""
+    """Whether a file is in this format.
+
+    Args:
+        head: the start of the file's text (the first 20,000 characters).
+
+    Returns:
+        True when a ``## `` heading is followed within a few lines by an author bullet and a ``- abstract@[...``
+        marker bullet. Awesome lists and JSON lack the marker.
+    """
     return _SNIFF_RE.search(head) is not None
-
-
-def venue_from_filename(path: str) -> tuple[str, int | None]:
-    """Venue and year from the file name: ``.../iclr2021_sample.md`` -> ``("ICLR 2021", 2021)``,
-    ``NeurIPS-2020.md`` -> ``("NeurIPS 2020", 2020)``; ``("", None)`` when the name states neither."""
-    m = _FILE_VENUE_RE.search(Path(path).name)
-    if not m:
-        return "", None
-    key = m.group(1).lower()
-    return f"{_VENUE_NAMES.get(key, key.upper())} {m.group(2)}", int(m.group(2))
 
 
 def join_abstract_lines(lines: list[str]) -> str:
@@ -91,7 +81,13 @@ def join_abstract_lines(lines: list[str]) -> str:
     stays: ``floating-`` + ``point`` -> ``floating-point``); previous line ends a sentence (``.``, ``!``, ``?``,
     optionally closed by a quote or bracket, but not an abbreviation like ``e.g.`` or an initial) and the next
     starts with a capital letter -> paragraph break ``"\\n\\n"``; otherwise -> one space.
-    Returns the raw (still escaped) text; lines are stripped first and empty ones skipped.
+
+    Args:
+        lines: the abstract's lines in file order (the text after the marker first); they are stripped first and
+            empty ones skipped.
+
+    Returns:
+        The raw (still Markdown-escaped) abstract text.
     """
     out = ""
     for line in (s.strip() for s in lines):
@@ -192,11 +188,22 @@ def read_text(text: str, path: str, venue: str | None = None, year: int | None =
     """Parse one Markdown listing (the file's whole text) into :class:`Paper` records, in file order.
 
     ``venue``/``year`` hints fill :attr:`Paper.venue`/:attr:`Paper.year`; without them they are inferred from
-    the file name (:func:`venue_from_filename`; a year is also taken from a venue hint like ``"ICLR 2021"``),
+    the file name (:func:`._common.venue_from_filename`; a year is also taken from a venue hint like ``"ICLR 2021"``),
     else left ``""``/``None``. Other hints are ignored. ``track`` stays ``""`` (the listing does not state it)
-    and ``id`` is left for :func:`paperatlas.dedup.assign_ids`.
+    and ``id`` is left for :func:`paperatlas.sources.merge.merge_papers`.
 
-    Raises :class:`SourceError` (file and 1-based line) for a malformed record; see the module docstring.
+    Args:
+        text: the file's whole text.
+        path: the file's path (provenance, error messages, venue and year from its name).
+        venue: venue hint, e.g. ``"ICLR 2021"``.
+        year: year hint.
+        **_hints: other hints, ignored.
+
+    Returns:
+        The papers, in file order.
+
+    Raises:
+        SourceError: (file and 1-based line) for a malformed record; see the module docstring.
     """
     file_venue, file_year = venue_from_filename(path)
     if venue is None:
