@@ -1,5 +1,6 @@
-"""The TL;DR candidate selector of :mod:`paperatlas.enrich.tldr`: hand features of a candidate and the linear model
-over them.
+"""The TL;DR candidate selector of :mod:`paperatlas.enrich.tldr`.
+
+It holds the hand features of a candidate and the linear model over them.
 
 :func:`candidate_features` describes one candidate (position, length, cue phrases such as ``we propose``/``we
 show``, title overlap, centrality in the abstract, numbers, first person, dangling starts, the kind of cut, a small

@@ -1,6 +1,8 @@
-"""The recommenders themselves, on plain arrays: ours (:class:`Recommender`) and arxiv-sanity-lite's SVM
-(:class:`SvmBaseline`, :func:`svm_rank`); the methods, constants and their sources are described in
-:mod:`paperatlas.recommend`."""
+"""The recommenders themselves, on plain arrays.
+
+Ours (:class:`Recommender`) and arxiv-sanity-lite's SVM (:class:`SvmBaseline`, :func:`svm_rank`); the methods,
+constants and their sources are described in :mod:`paperatlas.recommend`.
+"""
 
 from __future__ import annotations
 
