@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from paperatlas.cli.eval import tldr_command
 from paperatlas.enrich import tldr
-from paperatlas.eval.tldr_eval import BASELINES, abstract_of, evaluate_tldr, load_records, tldr_command
+from paperatlas.eval.tldr_eval import BASELINES, abstract_of, evaluate_tldr, load_records
 from paperatlas.latex import clean_markup
 from paperatlas.text import split_sentences
 

@@ -295,7 +295,8 @@ def test_eval_tldr_scores_a_backend_with_its_fallback_share(fake):
     """`paperatlas eval tldr --tldr-backend openai` adds a row for the endpoint next to ours and the baselines."""
     from click.testing import CliRunner
 
-    from paperatlas.eval.tldr_eval import load_records, tldr_command
+    from paperatlas.cli.eval import tldr_command
+    from paperatlas.eval.tldr_eval import load_records
 
     gold = FIXTURES / "scitldr_dev20.jsonl"
     recs = load_records(gold)[:2]

@@ -102,10 +102,10 @@ def test_load_gold_fixture_paperlists_uses_primary_area():
 
 
 def test_load_gold_missing_file_names_it(tmp_path):
-    import click
+    from paperatlas.eval import EvalUnavailable
 
     missing = tmp_path / "nope.json.gz"
-    with pytest.raises(click.ClickException, match="nope.json.gz"):
+    with pytest.raises(EvalUnavailable, match="nope.json.gz"):
         load_gold(str(missing))
 
 

@@ -1,13 +1,44 @@
-"""``paperatlas eval``: score our methods and the baselines side by side on public gold data."""
+"""``paperatlas eval``: score our methods and the baselines side by side on public gold data.
+
+The commands parse their options and print; loading the gold data, running the methods, scoring and formatting
+the tables is :mod:`paperatlas.eval`'s. Its functions are called through their modules (``topic_eval.embed_texts``)
+so that tests can replace them. An :class:`paperatlas.eval.EvalUnavailable` (missing package or gold file)
+becomes a :class:`click.ClickException` with the same message.
+"""
 
 from __future__ import annotations
 
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import click
 
-from ..eval.keyphrase_eval import keyphrases_command
-from ..eval.recommend_eval import recommend_command
-from ..eval.tldr_eval import tldr_command
-from ..eval.topic_eval import topics_command
+from ..eval import EvalUnavailable, keyphrase_eval, recommend_eval, tldr_eval, topic_eval
+from ..llm.backends import BACKENDS, BackendError
+from ._common import choice_help
+
+_GOLD_CLASSES_HELP = ("Gold set: awesome (seed 004 sections without Others), aaai (AAAI 2022 primary areas), or a "
+                      "listing FILE (repeatable).")
+
+
+@contextmanager
+def _click_errors() -> Iterator[None]:
+    """Show an :class:`EvalUnavailable` as a click error with the same message."""
+    try:
+        yield
+    except EvalUnavailable as e:
+        raise click.ClickException(str(e)) from e
+
+
+def _echo_goals(goals: list[str]) -> None:
+    if goals:
+        click.echo()
+        click.echo("Goal check")
+        for line in goals:
+            click.echo(f"  {line}")
 
 
 @click.group(name="eval")
@@ -22,7 +53,187 @@ def eval_group() -> None:
     """
 
 
-eval_group.add_command(tldr_command)
-eval_group.add_command(keyphrases_command)
-eval_group.add_command(topics_command)
-eval_group.add_command(recommend_command)
+# --------------------------------------------------------------------------------------------------- tldr
+@eval_group.command(name="tldr")
+@click.option("--gold", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="SciTLDR JSONL(.gz) file [default: ../shared/data/scitldr/dev.jsonl.gz].")
+@click.option("--method", "methods", multiple=True,
+              help="Our method(s) to score (repeatable; default: all). Baselines are always included.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N papers.")
+@click.option("--tldr-backend", "backends", multiple=True, type=click.Choice(list(BACKENDS)),
+              help=choice_help("Also score a generative backend (repeatable): its checked answers with extractive "
+                               "fallback.", ((name, desc) for name, (_factory, desc) in BACKENDS.items())))
+@click.option("--base-url", default=None, help="Endpoint of --tldr-backend openai, e.g. http://127.0.0.1:11434/v1")
+@click.option("--model", "llm_model", default=None, help="Model name for --tldr-backend openai.")
+def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None, backends: tuple[str, ...],
+                 base_url: str | None, llm_model: str | None) -> None:
+    """Score TL;DRs on SciTLDR-A: ours vs title / first-sentence / oracle, ROUGE-1/2/L F1 × 100
+    against the author TL;DR and against the best of all targets.
+
+    \b
+    paperatlas eval tldr                                   # extractive v2 vs baselines on all 619 dev papers
+    paperatlas eval tldr --tldr-backend smollm2 --limit 100
+    paperatlas eval tldr --tldr-backend openai --base-url http://127.0.0.1:11434/v1 --model qwen2.5:0.5b
+    """
+    gold = gold or tldr_eval.default_gold()
+    with _click_errors():
+        tldr_eval.check_ready(gold)  # gold file and rouge-score, before anything slow
+        try:
+            names = tldr_eval.method_names(methods)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--method") from e
+        records = tldr_eval.load_records(gold)
+        if limit is not None:
+            records = records[:limit]
+        generative = {}
+        for name in backends:
+            try:
+                generative[f"{tldr_eval.backend_label(name, llm_model)} (+fallback)"] = tldr_eval.backend_method(
+                    name, base_url, llm_model)
+            except (ValueError, BackendError) as e:
+                raise click.ClickException(f"--tldr-backend {name}: {e}") from e
+        chosen = tldr_eval.choose_methods(names, generative)
+        rows = tldr_eval.evaluate_tldr(records, chosen)
+    click.echo(f"SciTLDR: {gold} ({rows[0]['n'] if rows else 0} papers); ROUGE F1 x 100 vs the author TL;DR "
+               "and vs the best target per paper")
+    click.echo(tldr_eval.format_table(rows))
+    for line in tldr_eval.fallback_report(chosen):
+        click.echo(line)
+
+
+# --------------------------------------------------------------------------------------------------- keyphrases
+@eval_group.command(name="keyphrases")
+@click.option("--gold", "golds", multiple=True, default=("colm", "awesome"), show_default=True,
+              help="Gold set: colm (2024+2025), colm2024, colm2025, awesome, or a listing FILE with keywords "
+                   "(repeatable).")
+@click.option("--method", "methods", multiple=True, type=click.Choice(list(keyphrase_eval.METHOD_FUNCS)),
+              default=keyphrase_eval.METHODS, show_default=True, help="Method to score (repeatable).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N papers of each set.")
+def keyphrases_command(golds: tuple[str, ...], methods: tuple[str, ...], limit: int | None) -> None:
+    """P/R/F1@5 and @10 of our keyphrases, YAKE and KeyBERT against author keywords (exact match after
+    lower-casing, hyphens to spaces, punctuation stripped and Porter stemming)."""
+    with _click_errors():
+        keyphrase_eval.require_packages(methods)  # fail early with the install hint
+        sets = [keyphrase_eval.load_gold(g) for g in golds]
+        for i, (label, papers) in enumerate(sets):
+            papers = papers[:limit] if limit else papers
+            if i:
+                click.echo()
+            click.echo(f"== {label}: {len(papers)} papers ==")
+            if not papers:
+                click.echo("(no papers with gold keyphrases)")
+                continue
+            rows = keyphrase_eval.evaluate_keyphrases(papers, methods)  # embeds once when a method needs it
+            click.echo(keyphrase_eval.format_table(rows))
+            if keyphrase_eval.needs_embeddings(methods):
+                embed_s = rows[0]["embed_seconds"]
+                click.echo(f"embedding (once, shared, not in papers/s): {embed_s:.1f} s, "
+                           f"{len(papers) / embed_s:.1f} papers/s")
+            click.echo(f"ceiling: {rows[0]['ceiling']:.1%} of gold keyphrases occur in title + text")
+
+
+# --------------------------------------------------------------------------------------------------- topics
+@eval_group.command(name="topics")
+@click.option("--gold", "golds", multiple=True, default=tuple(topic_eval.GOLD_SETS), show_default=True,
+              help=_GOLD_CLASSES_HELP)
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Use a seeded random sample of N papers of each set (quick runs).")
+@click.option("--seed", type=int, default=42, show_default=True, help="First seed of k-means, LSA, UMAP; seed of "
+              "--limit.")
+@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Run every method with this many seeds (seed, seed+1, ...) and report mean ± standard deviation.")
+def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds: int) -> None:
+    """NMI/ARI of our topic areas and sub-topics vs BERTopic against gold classes, and 10-NN accuracy of our
+    topic embedding vs TF-IDF and MiniLM, on the same papers and MiniLM embeddings.
+
+    \b
+    paperatlas eval topics                          # both gold sets (~3-5 min on 2 cores)
+    paperatlas eval topics --gold awesome --limit 80
+    """
+    with _click_errors():
+        with_bertopic = topic_eval.bertopic_available()
+        if not with_bertopic:
+            click.echo(topic_eval.BERTOPIC_MISSING)
+        sets = [topic_eval.load_gold(g) for g in golds]  # every file checked before the slow parts
+        goals: list[str] = []
+        for i, (label, texts, gold) in enumerate(sets):
+            idx = topic_eval.sample(len(texts), limit, seed)
+            texts, gold = [texts[j] for j in idx], [gold[j] for j in idx]
+            if i:
+                click.echo()
+            click.echo(f"== {label}: {len(texts)} papers, {len(set(gold))} classes ==")
+            if len(texts) < 2:
+                click.echo("(too few papers with a gold class)")
+                continue
+            t0 = time.perf_counter()
+            emb = topic_eval.embed_texts(texts)
+            embed_s = time.perf_counter() - t0
+            click.echo(f"MiniLM embedding (once, shared by every row, not in seconds): {embed_s:.1f} s, "
+                       f"{len(texts) / embed_s:.1f} papers/s")
+            seeds = list(range(seed, seed + n_seeds))
+            cluster = topic_eval.evaluate_clustering(texts, gold, emb, seeds, with_bertopic=with_bertopic)
+            click.echo()
+            click.echo("Clustering vs gold classes (NMI arithmetic mean; BERTopic's outliers -1 count as one cluster)"
+                       + (f"; mean ± sd over seeds {seeds[0]}-{seeds[-1]}" if n_seeds > 1 else ""))
+            click.echo(topic_eval.format_table(cluster, topic_eval.CLUSTER_COLUMNS))
+            click.echo()
+            sizes = topic_eval.knn_class_sizes(gold)
+            k, min_class = topic_eval.KNN_K, topic_eval.KNN_MIN_CLASS
+            if not sizes:
+                click.echo(f"{k}-NN accuracy: not computed (no gold class has >= {min_class} papers)")
+                knn: list[dict] = []
+            else:
+                knn = topic_eval.evaluate_knn(texts, gold, emb, seeds)
+                click.echo(f"{k}-NN accuracy (cosine, leave-one-out, majority vote; classes with >= "
+                           f"{min_class} papers: {sum(sizes)} papers, {len(sizes)} classes; majority class "
+                           f"{max(sizes) / sum(sizes):.1%})")
+                click.echo(topic_eval.format_table(knn, topic_eval.KNN_COLUMNS))
+            goals += topic_eval.goal_checks(label, cluster, knn)
+    _echo_goals(goals)
+
+
+# --------------------------------------------------------------------------------------------------- recommend
+@eval_group.command(name="recommend")
+@click.option("--gold", "golds", multiple=True, default=("awesome", "aaai"), show_default=True,
+              help=_GOLD_CLASSES_HELP)
+@click.option("--draws", "n_draws", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Draws of liked papers per class.")
+@click.option("--liked", "n_liked", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Liked papers per draw (all from one class).")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the first set of draws.")
+@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Sets of draws (seeds seed, seed+1, ...): P@10 and nDCG@10 as mean ± standard deviation over "
+                   "them, latency over all their requests.")
+def recommend_command(golds: tuple[str, ...], n_draws: int, n_liked: int, seed: int, n_seeds: int) -> None:
+    """P@10 and nDCG@10 of recommendations from liked papers of one gold class, ours vs arxiv-sanity-lite's SVM
+    (and MiniLM-only, TF-IDF-only ablations), with ms per request.
+
+    \b
+    paperatlas eval recommend                  # both gold sets (~2 min on 2 cores, mostly embedding)
+    paperatlas eval recommend --gold awesome --draws 2 --seeds 1
+    """
+    with _click_errors():
+        sets = [topic_eval.load_gold(g) for g in golds]
+        goals = []
+        for i, (label, texts, gold) in enumerate(sets):
+            if i:
+                click.echo()
+            runs = [recommend_eval.draws(gold, n_draws, n_liked, seed + j) for j in range(n_seeds)]
+            requests = runs[0]
+            used = sorted({c for c, _ in requests})
+            sizes = Counter(gold)
+            seeds = f" x {n_seeds} seeds ({seed}-{seed + n_seeds - 1})" if n_seeds > 1 else ""
+            click.echo(f"== {label}: {len(texts)} papers, {len(sizes)} classes; {len(used)} classes with >= "
+                       f"{max(recommend_eval.MIN_CLASS, n_liked + 1)} papers drawn from, {n_draws} draws x "
+                       f"{n_liked} liked papers each = {len(requests)} requests{seeds} ==")
+            if not requests:
+                click.echo("(no class is large enough)")
+                continue
+            emb = topic_eval.embed_texts(texts)
+            rows, per_seed = recommend_eval.evaluate_set(texts, gold, emb, runs)
+            over = f"; mean ± sd over {n_seeds} seeds" if n_seeds > 1 else ""
+            click.echo(f"Same-class papers in the top {recommend_eval.K} of all other papers (macro over "
+                       f"classes{over}); ms = ranking only")
+            click.echo(recommend_eval.format_table(rows))
+            goals.append(recommend_eval.goal_check(label, rows, per_seed))
+    _echo_goals(goals)

@@ -20,6 +20,8 @@ sequence in the key of title + text: no extractive method can find the others.
 All methods run on the same papers in one run. The paper embeddings (all-MiniLM-L6-v2 of ``"title. text"``)
 are computed once and timed separately; KeyBERT reuses them as document embeddings (it still embeds its
 candidate n-grams, which is its own cost) and so does our method when it uses them.
+
+The ``paperatlas eval keyphrases`` command (:mod:`paperatlas.cli.eval`) prints what these functions return.
 """
 
 from __future__ import annotations
@@ -30,14 +32,12 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-import click
 import numpy as np
 
 from ..model import Paper, SourceError
+from ._common import EVAL_EXTRA, EvalUnavailable, resolve_shared
 
-EVAL_EXTRA = "pip install 'paperatlas[eval]'"
 METHODS = ("ours", "yake", "keybert")
-_REPO_ROOT = Path(__file__).resolve().parents[3]
 GOLD_SETS = {
     "colm": ("data/paperlists/colm/colm2024.json.gz", "data/paperlists/colm/colm2025.json.gz"),
     "colm2024": ("data/paperlists/colm/colm2024.json.gz",),  # our scorer's training set
@@ -46,10 +46,6 @@ GOLD_SETS = {
 }
 
 _PUNCT = re.compile(r"[^\w\s]|_")
-
-
-class EvalUnavailable(click.ClickException):
-    """A package the evaluation needs is missing; the message names the install command."""
 
 
 @lru_cache(maxsize=1)
@@ -68,13 +64,33 @@ def _stem(word: str) -> str:
 
 
 def match_key(phrase: str) -> str:
-    """Matching key of a phrase: ``"Neural Scaling-Laws!"`` → ``"neural scale law"``."""
+    """Make the key two phrases must share to match.
+
+    Lower-case, hyphens to spaces, other punctuation and ``_`` stripped, every token Porter-stemmed (nltk's
+    ``PorterStemmer``, the one rouge-score uses): ``"Neural Scaling-Laws!"`` -> ``"neural scale law"``.
+
+    Args:
+        phrase: A predicted or gold keyphrase.
+
+    Returns:
+        Its key, stemmed tokens joined by single spaces (``""`` when nothing is left).
+
+    Raises:
+        EvalUnavailable: nltk is not installed.
+    """
     text = _PUNCT.sub(" ", phrase.lower().replace("-", " "))
     return " ".join(_stem(w) for w in text.split())
 
 
 def paper_text(p: Paper) -> str:
-    """The text a method sees besides the title: the abstract, else the digest (awesome lists)."""
+    """Pick the text a method sees besides the title.
+
+    Args:
+        p: A gold paper.
+
+    Returns:
+        Its abstract, else its digest (awesome lists have no abstract), else ``""``.
+    """
     return p.abstract or p.digest or ""
 
 
@@ -83,7 +99,19 @@ def _dedup(keys: Iterable[str]) -> list[str]:
 
 
 def prf(pred: Sequence[str], gold: Sequence[str], k: int) -> tuple[float, float, float]:
-    """P@k, R@k, F1@k of ranked predictions against gold phrases (both matched by :func:`match_key`)."""
+    """Score one paper's ranked predictions against its gold keyphrases.
+
+    Predictions and gold are matched and deduplicated by :func:`match_key`.
+
+    Args:
+        pred: Predicted keyphrases, best first.
+        gold: The paper's gold keyphrases.
+        k: Cut-off.
+
+    Returns:
+        ``(P@k, R@k, F1@k)`` in [0, 1]: correct in the top ``k`` over ``k`` (even when fewer are predicted), over
+        the number of distinct gold keys (0 without gold), and their harmonic mean (0 without a hit).
+    """
     g = set(_dedup(match_key(x) for x in gold))
     top = _dedup(match_key(x) for x in pred)[:k]
     hit = sum(1 for x in top if x in g)
@@ -93,7 +121,15 @@ def prf(pred: Sequence[str], gold: Sequence[str], k: int) -> tuple[float, float,
 
 
 def ceiling(papers: Sequence[Paper]) -> float:
-    """Share of gold keyphrases whose key occurs (as a token sequence) in the key of title + text."""
+    """Measure how much of the gold any extractive method could find.
+
+    Args:
+        papers: Gold papers (``given_keyphrases`` set).
+
+    Returns:
+        The share in [0, 1], over all papers, of distinct gold keys that occur as a token sequence in the key of
+        title + :func:`paper_text` (0 without gold keyphrases).
+    """
     found = total = 0
     for p in papers:
         doc = f" {match_key(p.title + ' ' + paper_text(p))} "
@@ -148,7 +184,14 @@ METHOD_FUNCS: dict[str, tuple[Callable[[Sequence[Paper], np.ndarray | None], lis
 
 
 def embed_papers(papers: Sequence[Paper]) -> np.ndarray:
-    """all-MiniLM-L6-v2 embeddings of ``"title. text"``, one row per paper (as the build embeds them)."""
+    """Embed papers as the build does.
+
+    Args:
+        papers: Gold papers.
+
+    Returns:
+        all-MiniLM-L6-v2 (sentence-transformers) embeddings of ``"title. text"``, shape ``(len(papers), 384)``.
+    """
     from ..enrich.embed import get_embedder
     from ..enrich.embed import paper_text as embed_text
 
@@ -157,12 +200,28 @@ def embed_papers(papers: Sequence[Paper]) -> np.ndarray:
 
 def evaluate_keyphrases(papers: Sequence[Paper], methods: Iterable[str] = METHODS,
                         embeddings: np.ndarray | None = None) -> list[dict]:
-    """Score each method on ``papers`` (those with ``given_keyphrases``; others are dropped).
+    """Score keyphrase methods against the papers' gold keyphrases.
 
-    Returns one dict per method, in order: ``method``, ``n``, ``p5 r5 f5 p10 r10 f10`` (macro means in [0, 1]),
-    ``seconds`` and ``papers_per_s`` (extraction only, after embedding), ``embed_seconds`` (time spent computing
-    the paper embeddings in this call, 0 when passed in or not needed), ``ceiling`` and ``predictions``.
-    Raises ``ValueError`` for an unknown method and :class:`EvalUnavailable` when a baseline is missing.
+    Methods: ``ours`` (:class:`paperatlas.enrich.keyphrases.KeyphraseExtractor`), ``yake`` (YAKE, Campos et al.
+    2020, ``yake`` package: ``n=3``, top 10) and ``keybert`` (KeyBERT, Grootendorst 2020, ``keybert`` package:
+    1-3-grams, English stop words, MMR with diversity 0.5, top 10, on the MiniLM paper embeddings). Scores are
+    :func:`prf` at 5 and 10, macro-averaged over papers.
+
+    Args:
+        papers: Gold papers; those without ``given_keyphrases`` are dropped.
+        methods: Names from :data:`METHOD_FUNCS`, scored in this order.
+        embeddings: :func:`embed_papers` of the kept papers, if already computed; else computed here when a
+            method needs them.
+
+    Returns:
+        One dict per method, in order: ``method``, ``n`` (papers), ``p5 r5 f5 p10 r10 f10`` (macro means in [0,
+        1]), ``seconds`` and ``papers_per_s`` (extraction only, after embedding), ``embed_seconds`` (time spent
+        computing the paper embeddings in this call, 0 when passed in or not needed), ``ceiling``
+        (:func:`ceiling`) and ``predictions`` (one ranked list per paper).
+
+    Raises:
+        ValueError: An unknown method.
+        EvalUnavailable: nltk or a baseline's package is missing.
     """
     papers = [p for p in papers if p.given_keyphrases]
     methods = list(methods)
@@ -170,7 +229,7 @@ def evaluate_keyphrases(papers: Sequence[Paper], methods: Iterable[str] = METHOD
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHOD_FUNCS)}")
     embed_seconds = 0.0
-    if embeddings is None and papers and any(METHOD_FUNCS[m][1] for m in methods):
+    if embeddings is None and papers and needs_embeddings(methods):
         t0 = time.perf_counter()
         embeddings = embed_papers(papers)
         embed_seconds = time.perf_counter() - t0
@@ -194,7 +253,15 @@ def evaluate_keyphrases(papers: Sequence[Paper], methods: Iterable[str] = METHOD
 
 
 def format_table(rows: list[dict]) -> str:
-    """Plain-text aligned table of :func:`evaluate_keyphrases` rows."""
+    """Format :func:`evaluate_keyphrases` rows as a plain-text table.
+
+    Args:
+        rows: Rows of :func:`evaluate_keyphrases`.
+
+    Returns:
+        A header line, a dashed rule and one line per method: ``n``, P/R/F1@5 and @10 (three decimals) and
+        papers per second, aligned (method left, numbers right), without a final newline.
+    """
     head = ["method", "n", "P@5", "R@5", "F1@5", "P@10", "R@10", "F1@10", "papers/s"]
     body = [[r["method"], str(r["n"]), *(f"{r[c]:.3f}" for c in ("p5", "r5", "f5", "p10", "r10", "f10")),
              f"{r['papers_per_s']:.1f}"] for r in rows]
@@ -204,43 +271,61 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths), *(fmt(b) for b in body)])
 
 
-def resolve_shared(rel: str) -> Path:
-    """``../shared/<rel>`` relative to the working directory if it exists there, else to the repo root."""
-    cwd = Path.cwd().parent / "shared" / rel
-    return cwd if cwd.exists() else _REPO_ROOT.parent / "shared" / rel
-
-
 def load_gold(name: str) -> tuple[str, list[Paper]]:
-    """``(label, papers with gold keyphrases)`` for a gold set name or a listing file path."""
+    """Load a gold set.
+
+    Args:
+        name: A name of :data:`GOLD_SETS` (``colm``, ``colm2024``, ``colm2025``, ``awesome``; found under
+            ``../shared``) or the path of any listing :func:`paperatlas.sources.read` understands.
+
+    Returns:
+        ``(label, papers)``: a readable name of the set and its papers that have ``given_keyphrases``, in file
+        order.
+
+    Raises:
+        EvalUnavailable: A file is missing or unreadable (the message names it).
+    """
     from ..sources import read
 
     paths = [resolve_shared(rel) for rel in GOLD_SETS[name]] if name in GOLD_SETS else [Path(name)]
     papers: list[Paper] = []
     for path in paths:
         if not path.is_file():
-            raise click.ClickException(f"gold file not found: {path}")
+            raise EvalUnavailable(f"gold file not found: {path}")
         try:
             papers += read(path)
         except SourceError as e:
-            raise click.ClickException(f"cannot read gold file {path}: {e}") from e
+            raise EvalUnavailable(f"cannot read gold file {path}: {e}") from e
     label = {"colm": "COLM 2024+2025 author keywords", "colm2024": "COLM 2024 author keywords (our training set)",
              "colm2025": "COLM 2025 author keywords (held out)",
              "awesome": "seed 004 (Awesome Deep Phenomena) Key Words"}
     return label.get(name, name), [p for p in papers if p.given_keyphrases]
 
 
-@click.command(name="keyphrases")
-@click.option("--gold", "golds", multiple=True, default=("colm", "awesome"), show_default=True,
-              help="Gold set: colm (2024+2025), colm2024, colm2025, awesome, or a listing FILE with keywords "
-                   "(repeatable).")
-@click.option("--method", "methods", multiple=True, type=click.Choice(list(METHOD_FUNCS)),
-              default=METHODS, show_default=True, help="Method to score (repeatable).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N papers of each set.")
-def keyphrases_command(golds: tuple[str, ...], methods: tuple[str, ...], limit: int | None) -> None:
-    """P/R/F1@5 and @10 of our keyphrases, YAKE and KeyBERT against author keywords (exact match after
-    lower-casing, hyphens to spaces, punctuation stripped and Porter stemming)."""
-    _stemmer()  # fail early with the install hint
-    for m in methods:  # the baselines' packages, before the slow parts
+def needs_embeddings(methods: Iterable[str]) -> bool:
+    """Tell whether any of ``methods`` uses the paper embeddings.
+
+    Args:
+        methods: Names from :data:`METHOD_FUNCS`.
+
+    Returns:
+        True when one of them (KeyBERT) needs :func:`embed_papers`.
+    """
+    return any(METHOD_FUNCS[m][1] for m in methods)
+
+
+def require_packages(methods: Iterable[str]) -> None:
+    """Fail early, before the slow parts, when a package the evaluation needs is missing.
+
+    Args:
+        methods: Names from :data:`METHOD_FUNCS`.
+
+    Raises:
+        EvalUnavailable: nltk's Porter stemmer, or the package of a chosen baseline (yake, keybert), is missing;
+            the message names the install command.
+    """
+    _stemmer()
+    for m in methods:
         if m == "yake":
             _yake([], None)
         elif m == "keybert":
@@ -249,23 +334,3 @@ def keyphrases_command(golds: tuple[str, ...], methods: tuple[str, ...], limit: 
             except ImportError as e:
                 raise EvalUnavailable(f"the KeyBERT baseline is not installed ({e.name} missing): "
                                       f"{EVAL_EXTRA}") from e
-    sets = [load_gold(g) for g in golds]
-    for i, (label, papers) in enumerate(sets):
-        papers = papers[:limit] if limit else papers
-        if i:
-            click.echo()
-        click.echo(f"== {label}: {len(papers)} papers ==")
-        if not papers:
-            click.echo("(no papers with gold keyphrases)")
-            continue
-        embeddings, embed_s = None, 0.0
-        if any(METHOD_FUNCS[m][1] for m in methods):
-            t0 = time.perf_counter()
-            embeddings = embed_papers(papers)
-            embed_s = time.perf_counter() - t0
-        rows = evaluate_keyphrases(papers, methods, embeddings=embeddings)
-        click.echo(format_table(rows))
-        if embeddings is not None:
-            click.echo(f"embedding (once, shared, not in papers/s): {embed_s:.1f} s, "
-                       f"{len(papers) / embed_s:.1f} papers/s")
-        click.echo(f"ceiling: {rows[0]['ceiling']:.1%} of gold keyphrases occur in title + text")

@@ -13,16 +13,19 @@ two ablations of ours with one signal and no feedback round, ``MiniLM cosine`` a
 gets the same papers and the same MiniLM embeddings (computed once per set, as in ``eval topics``); each method's
 corpus-level model (TF-IDF matrices) is built once, as a server would; ``ms/request`` times the ranking only
 (the SVM's training included), mean and 95th percentile over all requests of the set.
+
+The ``paperatlas eval recommend`` command (:mod:`paperatlas.cli.eval`) prints what these functions return.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-import click
 import numpy as np
+
+from . import topic_eval
 
 #: k of P@k and nDCG@k
 K = 10
@@ -31,21 +34,52 @@ MIN_CLASS = 10
 
 
 def precision_at_k(ranked: Sequence[int], relevant: set[int], k: int = K) -> float:
-    """Share of the first ``k`` of ``ranked`` that are in ``relevant`` (divided by ``k`` even when fewer)."""
+    """Compute precision@k of one ranking.
+
+    Args:
+        ranked: Recommended papers (row indices), best first.
+        relevant: The relevant rows (same gold class, liked papers excluded).
+        k: Cut-off.
+
+    Returns:
+        The share in [0, 1] of the first ``k`` of ``ranked`` in ``relevant``, divided by ``k`` even when fewer
+        were ranked.
+    """
     return sum(1 for r in list(ranked)[:k] if r in relevant) / k
 
 
 def ndcg_at_k(ranked: Sequence[int], relevant: set[int], k: int = K) -> float:
-    """Binary-relevance nDCG@k: ``Σ_{i ≤ k, ranked[i] relevant} 1 / log2(i + 1)`` (i 1-based) over the ideal DCG
-    of ``min(k, |relevant|)`` relevant papers on top; 0 when nothing is relevant."""
+    """Compute binary-relevance nDCG@k of one ranking (Järvelin & Kekäläinen 2002).
+
+    DCG = ``Σ_{i ≤ k, ranked[i] relevant} 1 / log2(i + 1)`` (``i`` 1-based), divided by the ideal DCG of
+    ``min(k, |relevant|)`` relevant papers on top.
+
+    Args:
+        ranked: Recommended papers (row indices), best first.
+        relevant: The relevant rows.
+        k: Cut-off.
+
+    Returns:
+        nDCG@k in [0, 1]; 0 when nothing is relevant.
+    """
     dcg = sum(1.0 / np.log2(i + 2) for i, r in enumerate(list(ranked)[:k]) if r in relevant)
     ideal = sum(1.0 / np.log2(i + 2) for i in range(min(k, len(relevant))))
     return dcg / ideal if ideal else 0.0
 
 
 def draws(gold: Sequence[str], n_draws: int, n_liked: int, seed: int) -> list[tuple[str, list[int]]]:
-    """``(class, liked rows)`` for ``n_draws`` seeded draws of ``n_liked`` papers from every class with at least
-    ``max(MIN_CLASS, n_liked + 1)`` papers (classes in sorted order)."""
+    """Draw the liked papers of the simulated requests.
+
+    Args:
+        gold: ``(n,)`` gold class per paper.
+        n_draws: Draws per class.
+        n_liked: Liked papers per draw, all from one class, without replacement.
+        seed: Seed of ``numpy.random.default_rng``.
+
+    Returns:
+        ``(class, sorted liked rows)`` per request: ``n_draws`` for every class with at least
+        ``max(MIN_CLASS, n_liked + 1)`` papers, classes in sorted order.
+    """
     rows: dict[str, list[int]] = defaultdict(list)
     for i, g in enumerate(gold):
         rows[g].append(i)
@@ -61,9 +95,24 @@ def draws(gold: Sequence[str], n_draws: int, n_liked: int, seed: int) -> list[tu
 
 def method_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
                 requests: list[tuple[str, list[int]]]) -> list[dict]:
-    """Score every method on ``requests``: one dict per method with ``method``, ``p10``, ``ndcg10`` (macro over
-    classes), ``ms_mean``, ``ms_p95`` (milliseconds per request), ``build_s`` (seconds to build its corpus-level
-    model) and ``ms`` (every request's milliseconds)."""
+    """Score every recommender on one set of requests.
+
+    Methods: ``paperatlas`` (:class:`paperatlas.recommend.Recommender`), ``arxiv-sanity-lite (SVM)``
+    (:class:`paperatlas.recommend.SvmBaseline`, after Karpathy's arxiv-sanity-lite: a linear SVM on TF-IDF trained
+    per request with the liked papers as positives), and our ``MiniLM cosine`` and ``TF-IDF cosine`` ablations.
+
+    Args:
+        texts: ``(n,)`` texts from :func:`paperatlas.eval.topic_eval.load_gold`.
+        gold: ``(n,)`` gold classes.
+        emb: ``(n, 384)`` MiniLM embeddings of ``texts``.
+        requests: ``(class, liked rows)`` from :func:`draws`.
+
+    Returns:
+        One dict per method, in order: ``method``, ``p10`` and ``ndcg10`` (:func:`precision_at_k`,
+        :func:`ndcg_at_k` at :data:`K`, mean over a class's draws, then over classes), ``ms_mean`` and ``ms_p95``
+        (milliseconds per request, ranking only), ``build_s`` (seconds to build its corpus-level model) and
+        ``ms`` (every request's milliseconds).
+    """
     from ..recommend import Recommender, SvmBaseline
 
     def timed(make):
@@ -99,70 +148,64 @@ def method_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
     return out
 
 
-_COLUMNS = [("method", "method", "{}"), ("p10", "P@10", "{:.3f}"), ("ndcg10", "nDCG@10", "{:.3f}"),
+#: ``(row key, heading, format)`` of the table (:func:`format_table`)
+COLUMNS = [("method", "method", "{}"), ("p10", "P@10", "{:.3f}"), ("ndcg10", "nDCG@10", "{:.3f}"),
             ("ms_mean", "ms/request", "{:.1f}"), ("ms_p95", "p95 ms", "{:.1f}"), ("build_s", "build s", "{:.2f}")]
 
 
-@click.command(name="recommend")
-@click.option("--gold", "golds", multiple=True, default=("awesome", "aaai"), show_default=True,
-              help="Gold set: awesome (seed 004 sections without Others), aaai (AAAI 2022 primary areas), or a "
-                   "listing FILE (repeatable).")
-@click.option("--draws", "n_draws", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Draws of liked papers per class.")
-@click.option("--liked", "n_liked", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Liked papers per draw (all from one class).")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the first set of draws.")
-@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Sets of draws (seeds seed, seed+1, ...): P@10 and nDCG@10 as mean ± standard deviation over "
-                   "them, latency over all their requests.")
-def recommend_command(golds: tuple[str, ...], n_draws: int, n_liked: int, seed: int, n_seeds: int) -> None:
-    """P@10 and nDCG@10 of recommendations from liked papers of one gold class, ours vs arxiv-sanity-lite's SVM
-    (and MiniLM-only, TF-IDF-only ablations), with ms per request.
+def evaluate_set(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
+                 runs: Sequence[list[tuple[str, list[int]]]]) -> tuple[list[dict], list[list[dict]]]:
+    """Score every recommender on one gold set over several seeded sets of requests.
 
-    \b
-    paperatlas eval recommend                  # both gold sets (~2 min on 2 cores, mostly embedding)
-    paperatlas eval recommend --gold awesome --draws 2 --seeds 1
+    Args:
+        texts: ``(n,)`` texts from :func:`paperatlas.eval.topic_eval.load_gold`.
+        gold: ``(n,)`` gold classes.
+        emb: ``(n, 384)`` MiniLM embeddings of ``texts``.
+        runs: One :func:`draws` per seed.
+
+    Returns:
+        ``(rows, per_seed)``: ``per_seed`` holds :func:`method_rows` of each run; ``rows`` one row per method
+        with the mean over runs (and ``p10_sd``, ``ndcg10_sd``: standard deviations, see
+        :func:`paperatlas.eval.topic_eval.aggregate`), ``ms_mean`` and ``ms_p95`` over every request of every run.
     """
-    from .topic_eval import format_table, load_gold
+    per_seed = [method_rows(texts, gold, emb, reqs) for reqs in runs]
+    rows = topic_eval.aggregate(per_seed, sd_keys=("p10", "ndcg10"))
+    for row, *same in zip(rows, *per_seed, strict=True):  # latency over every request of every seed
+        ms = [m for r in same for m in r["ms"]]
+        row["ms_mean"], row["ms_p95"] = float(np.mean(ms)), float(np.percentile(ms, 95))
+    return rows, per_seed
 
-    sets = [load_gold(g) for g in golds]
-    goals = []
-    for i, (label, texts, gold) in enumerate(sets):
-        if i:
-            click.echo()
-        runs = [draws(gold, n_draws, n_liked, seed + j) for j in range(n_seeds)]
-        requests = runs[0]
-        used = sorted({c for c, _ in requests})
-        sizes = Counter(gold)
-        seeds = f" x {n_seeds} seeds ({seed}-{seed + n_seeds - 1})" if n_seeds > 1 else ""
-        click.echo(f"== {label}: {len(texts)} papers, {len(sizes)} classes; {len(used)} classes with >= "
-                   f"{max(MIN_CLASS, n_liked + 1)} papers drawn from, {n_draws} draws x {n_liked} liked papers "
-                   f"each = {len(requests)} requests{seeds} ==")
-        if not requests:
-            click.echo("(no class is large enough)")
-            continue
-        from .topic_eval import aggregate, embed_texts
 
-        emb = embed_texts(texts)
-        per_seed = [method_rows(texts, gold, emb, reqs) for reqs in runs]
-        rows = aggregate(per_seed, sd_keys=("p10", "ndcg10"))
-        for row, *same in zip(rows, *per_seed, strict=True):  # latency over every request of every seed
-            ms = [m for r in same for m in r["ms"]]
-            row["ms_mean"], row["ms_p95"] = float(np.mean(ms)), float(np.percentile(ms, 95))
-        over = f"; mean ± sd over {n_seeds} seeds" if n_seeds > 1 else ""
-        click.echo(f"Same-class papers in the top {K} of all other papers (macro over classes{over}); "
-                   "ms = ranking only")
-        click.echo(format_table(rows, _COLUMNS))
-        by = {r["method"]: r for r in rows}
-        ours, base = by["paperatlas"], by["arxiv-sanity-lite (SVM)"]
-        wins = sum(a["p10"] > b["p10"] for a, b in
-                   ((next(r for r in run if r["method"] == "paperatlas"),
-                     next(r for r in run if r["method"] == "arxiv-sanity-lite (SVM)")) for run in per_seed))
-        goals.append(f"{label}: P@10 above arxiv-sanity-lite: {'yes' if ours['p10'] > base['p10'] else 'no'} "
-                     f"({ours['p10']:.3f} vs {base['p10']:.3f}{', mean' if n_seeds > 1 else ''}; "
-                     f"above in {wins} of {n_seeds} seeds)")
-    if goals:
-        click.echo()
-        click.echo("Goal check")
-        for line in goals:
-            click.echo(f"  {line}")
+def format_table(rows: list[dict]) -> str:
+    """Format :func:`evaluate_set` rows as a plain-text table.
+
+    Args:
+        rows: Rows of :func:`evaluate_set`.
+
+    Returns:
+        The :data:`COLUMNS` table of :func:`paperatlas.eval.topic_eval.format_table` (P@10 and nDCG@10 as
+        ``mean ± sd`` over several seeds).
+    """
+    return topic_eval.format_table(rows, COLUMNS)
+
+
+def goal_check(label: str, rows: list[dict], per_seed: list[list[dict]]) -> str:
+    """Check the goal on one gold set: our P@10 above arxiv-sanity-lite's.
+
+    Args:
+        label: The gold set's name.
+        rows: ``rows`` of :func:`evaluate_set`.
+        per_seed: ``per_seed`` of :func:`evaluate_set`.
+
+    Returns:
+        One line: yes or no on the means, both means, and in how many seeds ours was above.
+    """
+    n_seeds = len(per_seed)
+    by = {r["method"]: r for r in rows}
+    ours, base = by["paperatlas"], by["arxiv-sanity-lite (SVM)"]
+    wins = sum(a["p10"] > b["p10"] for a, b in
+               ((next(r for r in run if r["method"] == "paperatlas"),
+                 next(r for r in run if r["method"] == "arxiv-sanity-lite (SVM)")) for run in per_seed))
+    return (f"{label}: P@10 above arxiv-sanity-lite: {'yes' if ours['p10'] > base['p10'] else 'no'} "
+            f"({ours['p10']:.3f} vs {base['p10']:.3f}{', mean' if n_seeds > 1 else ''}; "
+            f"above in {wins} of {n_seeds} seeds)")

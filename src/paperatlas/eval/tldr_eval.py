@@ -17,6 +17,8 @@ Baselines, scored in the same run on the same papers:
 Generative backends (``--tldr-backend smollm2`` or ``--tldr-backend openai --base-url URL --model NAME``) add a
 row each: the backend's answer when :func:`paperatlas.tldr_llm.supported` accepts it, else the extractive TL;DR
 (exactly what ``build --tldr-backend`` stores), with the share of papers that fell back and seconds per paper.
+
+The ``paperatlas eval tldr`` command (:mod:`paperatlas.cli.eval`) prints what these functions return.
 """
 
 from __future__ import annotations
@@ -24,12 +26,11 @@ from __future__ import annotations
 import gzip
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-import click
-
 from ..enrich import tldr
+from ._common import EVAL_EXTRA, EvalUnavailable
 
 Method = Callable[[dict], str]
 METRICS = ("rouge1", "rouge2", "rougeL")
@@ -42,13 +43,20 @@ def _scorer():
     try:
         from rouge_score import rouge_scorer
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise click.ClickException(
-            "the TL;DR evaluation needs the rouge-score package: pip install 'paperatlas[eval]'") from e
+        raise EvalUnavailable(f"the TL;DR evaluation needs the rouge-score package: {EVAL_EXTRA}") from e
     return rouge_scorer.RougeScorer(list(METRICS), use_stemmer=True)
 
 
 def load_records(path: str | Path) -> list[dict]:
-    """SciTLDR records from a ``.jsonl`` or ``.jsonl.gz`` file (blank lines skipped)."""
+    """Read SciTLDR records.
+
+    Args:
+        path: A SciTLDR ``.jsonl`` or ``.jsonl.gz`` file, one JSON record per line (blank lines skipped).
+
+    Returns:
+        The records in file order, each a dict with ``source`` (abstract sentences), ``target`` (gold TL;DRs, the
+        author's first), ``title`` and ``paper_id``.
+    """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -56,7 +64,14 @@ def load_records(path: str | Path) -> list[dict]:
 
 
 def abstract_of(rec: dict) -> str:
-    """The abstract as one string: the record's sentences joined with spaces."""
+    """Join a record's abstract into one string.
+
+    Args:
+        rec: A SciTLDR record.
+
+    Returns:
+        The non-blank ``source`` sentences, stripped and joined with single spaces.
+    """
     return " ".join(s.strip() for s in rec.get("source", []) if s.strip())
 
 
@@ -74,16 +89,42 @@ def _oracle(rec: dict, scorer=None) -> str:
     return best
 
 
-def _backend_method(name: str, base_url: str | None, model: str | None) -> Method:
-    """A generative backend as an eval method (record → TL;DR) with a ``fallback_rate()`` attribute."""
-    from ..llm.backends import BackendError, make_backend
+def backend_label(name: str, model: str | None) -> str:
+    """Name the table row of a generative backend.
+
+    Args:
+        name: The backend's name in :data:`paperatlas.llm.backends.BACKENDS`.
+        model: The model name given for it, if any.
+
+    Returns:
+        ``"openai:<model>"`` for the openai backend with a model, else ``name``.
+    """
+    return f"{name}:{model}" if name == "openai" and model else name
+
+
+def backend_method(name: str, base_url: str | None, model: str | None) -> Method:
+    """Make a generative backend an eval method.
+
+    The method asks the backend (:func:`paperatlas.llm.tldr.backend_summarizer`) and keeps its answer when the
+    check against the abstract accepts it, else it returns the extractive TL;DR, as ``build --tldr-backend`` does.
+
+    Args:
+        name: The backend's name in :data:`paperatlas.llm.backends.BACKENDS`.
+        base_url: Endpoint of the openai backend (e.g. ``http://127.0.0.1:11434/v1``), else ``None``.
+        model: Model name of the openai backend, else ``None``.
+
+    Returns:
+        ``method(record) -> TL;DR``, with ``fallback_rate()`` (share in [0, 1] of the papers so far that fell
+        back) and ``summarizer`` (its call, fallback and reason counts) attributes.
+
+    Raises:
+        ValueError: Unknown backend, or ``base_url``/``model`` missing for openai.
+        paperatlas.llm.backends.BackendError: The backend's packages are missing or its model cannot be loaded.
+    """
+    from ..llm.backends import make_backend
     from ..llm.tldr import backend_summarizer
 
-    try:
-        backend = make_backend(name, base_url=base_url, model=model)
-    except (ValueError, BackendError) as e:
-        raise click.ClickException(f"--tldr-backend {name}: {e}") from e
-    summarize = backend_summarizer(backend)
+    summarize = backend_summarizer(make_backend(name, base_url=base_url, model=model))
 
     def method(rec: dict) -> str:
         return summarize(rec.get("title") or "", abstract_of(rec))
@@ -94,7 +135,12 @@ def _backend_method(name: str, base_url: str | None, model: str | None) -> Metho
 
 
 def available_methods() -> dict[str, Method]:
-    """Method name → function(record) → TL;DR: our methods first, then the baselines."""
+    """List the extractive methods and the baselines.
+
+    Returns:
+        Method name -> ``function(record) -> TL;DR``: our method (:data:`paperatlas.enrich.tldr.METHOD`) and its
+        variants first, then the baselines ``title``, ``first-sentence`` and ``oracle``.
+    """
     methods: dict[str, Method] = {tldr.METHOD: _ours(tldr.extract_tldr)}
     for name, fn in getattr(tldr, "VARIANTS", {}).items():
         methods.setdefault(name, _ours(fn))
@@ -104,13 +150,92 @@ def available_methods() -> dict[str, Method]:
     return methods
 
 
+def method_names(methods: Sequence[str] = ()) -> list[str]:
+    """Check the names of the methods asked for and add the baselines.
+
+    Args:
+        methods: Names from :func:`available_methods`; empty for all of ours.
+
+    Returns:
+        The names asked for (or all of ours), then every baseline not among them, in :data:`BASELINES` order.
+
+    Raises:
+        ValueError: A name is not in :func:`available_methods`.
+    """
+    avail = available_methods()
+    names = list(methods) if methods else [m for m in avail if m not in BASELINES]
+    unknown = [m for m in names if m not in avail]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {list(avail)}")
+    return names + [b for b in BASELINES if b not in names]
+
+
+def choose_methods(names: Sequence[str], generative: dict[str, Method] | None = None) -> dict[str, Method]:
+    """Put the methods of one run in table order.
+
+    Args:
+        names: From :func:`method_names`.
+        generative: Row label -> method of the generative backends (:func:`backend_label`,
+            :func:`backend_method`).
+
+    Returns:
+        Name -> method: ours from ``names``, then ``generative``, then the baselines.
+    """
+    avail = available_methods()
+    chosen: dict[str, Method] = {m: avail[m] for m in names if m not in BASELINES}
+    chosen.update(generative or {})
+    chosen.update({b: avail[b] for b in BASELINES})
+    return chosen
+
+
+def check_ready(gold: Path) -> None:
+    """Fail early, before the slow parts, when the evaluation cannot run.
+
+    Args:
+        gold: The SciTLDR file.
+
+    Raises:
+        EvalUnavailable: ``gold`` is not a file, or ``rouge-score`` is not installed.
+    """
+    if not gold.is_file():
+        raise EvalUnavailable(f"gold file not found: {gold}")
+    _scorer()
+
+
+def default_gold() -> Path:
+    """Find the default gold file, the SciTLDR-A dev set.
+
+    Returns:
+        ``../shared/data/scitldr/dev.jsonl.gz`` relative to the working directory if it exists, else relative to
+        the repository root.
+    """
+    here = Path.cwd() / DEFAULT_GOLD
+    return here if here.exists() else _REPO.parent / "shared" / "data" / "scitldr" / "dev.jsonl.gz"
+
+
 def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Method] | None = None) -> list[dict]:
-    """Score ``methods`` (names from :func:`available_methods`, or a name → function(record) mapping; default:
-    all) on ``records``. One row per method, in order: ``method``, ``n``, ``r1``/``r2``/``rL`` (F1 × 100 vs the
-    author TL;DR), ``r1_max``/``r2_max``/``rL_max`` (vs the best target per paper and metric), ``words`` (average
-    TL;DR length), ``papers_per_s`` and ``s_per_paper`` (seconds; generation only, scoring excluded) and ``fallback``
-    (share of papers whose generated TL;DR was rejected for the extractive one; ``None`` for non-generative
-    methods). Raises ``ValueError`` for an unknown method name."""
+    """Score TL;DR methods with ROUGE against the SciTLDR targets.
+
+    ROUGE-1/2/L F1 comes from the ``rouge-score`` package (Google's reimplementation of Lin 2004, Porter stemmer
+    on); "max" scores take, per paper and per metric, the best of all targets, as in the SciTLDR paper (Cachola et
+    al., 2020). Records without a target or an abstract are dropped.
+
+    Args:
+        records: SciTLDR records (:func:`load_records`).
+        methods: Names from :func:`available_methods`, or a name -> ``function(record) -> TL;DR`` mapping (e.g.
+            from :func:`choose_methods`); ``None`` for all of :func:`available_methods`.
+
+    Returns:
+        One row per method, in order: ``method``, ``n`` (papers), ``r1``/``r2``/``rL`` (F1 × 100 vs the author
+        TL;DR, the first target), ``r1_max``/``r2_max``/``rL_max`` (F1 × 100 vs the best target), ``words``
+        (average TL;DR length in words), ``papers_per_s`` and ``s_per_paper`` (generation only, scoring excluded)
+        and ``fallback`` (share in [0, 1] of papers whose generated TL;DR was rejected for the extractive one;
+        ``None`` for non-generative methods).
+
+    Raises:
+        ValueError: An unknown method name.
+        EvalUnavailable: ``rouge-score`` is not installed.
+    """
     records = [r for r in records if r.get("target") and r.get("source")]
     avail = available_methods()
     if methods is None:
@@ -154,7 +279,15 @@ _COLUMNS = [("method", "method", "{}"), ("n", "n", "{}"),
 
 
 def format_table(rows: list[dict]) -> str:
-    """Plain-text table with aligned columns (method left-aligned, numbers right-aligned)."""
+    """Format :func:`evaluate_tldr` rows as a plain-text table.
+
+    Args:
+        rows: Rows of :func:`evaluate_tldr`.
+
+    Returns:
+        A header line, a dashed rule and one line per row, columns aligned (method left, numbers right; ROUGE
+        with one decimal, ``-`` for a missing value), without trailing spaces or newline.
+    """
     cells = [[h for _, h, _ in _COLUMNS]] + [["-" if r.get(k) is None else f.format(r[k]) for k, _, f in _COLUMNS]
                                              for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(_COLUMNS))]
@@ -167,56 +300,21 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _default_gold() -> Path:
-    here = Path.cwd() / DEFAULT_GOLD
-    return here if here.exists() else _REPO.parent / "shared" / "data" / "scitldr" / "dev.jsonl.gz"
+def fallback_report(methods: dict[str, Method]) -> list[str]:
+    """Summarise how the generative backends' answers fared after :func:`evaluate_tldr` ran them.
 
+    Args:
+        methods: The methods of the run (those from :func:`backend_method` carry the counts).
 
-@click.command(name="tldr")
-@click.option("--gold", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="SciTLDR JSONL(.gz) file [default: ../shared/data/scitldr/dev.jsonl.gz].")
-@click.option("--method", "methods", multiple=True,
-              help="Our method(s) to score (repeatable; default: all). Baselines are always included.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N papers.")
-@click.option("--tldr-backend", "backends", multiple=True, type=click.Choice(["openai", "smollm2"]),
-              help="Also score a generative backend (repeatable): its checked answers with extractive fallback.")
-@click.option("--base-url", default=None, help="Endpoint of --tldr-backend openai, e.g. http://127.0.0.1:11434/v1")
-@click.option("--model", "llm_model", default=None, help="Model name for --tldr-backend openai.")
-def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None, backends: tuple[str, ...],
-                 base_url: str | None, llm_model: str | None) -> None:
-    """Score TL;DRs on SciTLDR-A: ours vs title / first-sentence / oracle, ROUGE-1/2/L F1 × 100
-    against the author TL;DR and against the best of all targets.
-
-    \b
-    paperatlas eval tldr                                   # extractive v2 vs baselines on all 619 dev papers
-    paperatlas eval tldr --tldr-backend smollm2 --limit 100
-    paperatlas eval tldr --tldr-backend openai --base-url http://127.0.0.1:11434/v1 --model qwen2.5:0.5b
+    Returns:
+        One line per generative method that was called: how many of its TL;DRs passed the check against the
+        abstract, and its fallback reasons, most common first.
     """
-    gold = gold or _default_gold()
-    if not gold.is_file():
-        raise click.ClickException(f"gold file not found: {gold}")
-    _scorer()  # fail early and clearly without rouge-score
-    avail = available_methods()
-    names = list(methods) if methods else [m for m in avail if m not in BASELINES]
-    unknown = [m for m in names if m not in avail]
-    if unknown:
-        raise click.BadParameter(f"unknown method(s) {unknown}; choose from {list(avail)}", param_hint="--method")
-    names += [b for b in BASELINES if b not in names]
-    records = load_records(gold)
-    if limit is not None:
-        records = records[:limit]
-    chosen: dict[str, Method] = {m: avail[m] for m in names if m not in BASELINES}
-    for name in backends:
-        label = f"{name}:{llm_model}" if name == "openai" and llm_model else name
-        chosen[f"{label} (+fallback)"] = _backend_method(name, base_url, llm_model)
-    chosen.update({b: avail[b] for b in BASELINES})
-    rows = evaluate_tldr(records, chosen)
-    click.echo(f"SciTLDR: {gold} ({rows[0]['n'] if rows else 0} papers); ROUGE F1 x 100 vs the author TL;DR "
-               "and vs the best target per paper")
-    click.echo(format_table(rows))
-    for name, fn in chosen.items():
+    lines = []
+    for name, fn in methods.items():
         summarizer = getattr(fn, "summarizer", None)
         if summarizer is not None and summarizer.calls:
             reasons = ", ".join(f"{r} {n}" for r, n in summarizer.reasons.most_common())
-            click.echo(f"{name}: {summarizer.calls - summarizer.fallbacks}/{summarizer.calls} generated TL;DRs "
-                       f"passed the check against the abstract; fallbacks: {reasons or 'none'}")
+            lines.append(f"{name}: {summarizer.calls - summarizer.fallbacks}/{summarizer.calls} generated TL;DRs "
+                         f"passed the check against the abstract; fallbacks: {reasons or 'none'}")
+    return lines

@@ -13,7 +13,7 @@ Gold sets:
   ``Others``), paperlists JSON by ``primary_area``; papers without a label are dropped.
 
 Every method gets the same papers and the same paper embeddings: all-MiniLM-L6-v2 of ``"title. text"``
-(:func:`paperatlas.embed.paper_text`), computed once per gold set and kept in memory for the run.
+(:func:`paperatlas.enrich.embed.paper_text`), computed once per gold set and kept in memory for the run.
 
 **Clustering** (:func:`clustering_rows`), scored by :func:`score_clustering` with scikit-learn's
 ``normalized_mutual_info_score`` (arithmetic-mean normalisation, the default) and ``adjusted_rand_score``:
@@ -49,6 +49,8 @@ whose member is nearest to the paper. Representations: ``paperatlas topic embedd
 topics are fitted on), ``TF-IDF`` (:func:`paperatlas.topics.tfidf_vectorizer` with unigrams only, the plain
 TF-IDF baseline, sparse) and ``MiniLM`` (the 384-d sentence embedding alone). The majority-class share of the
 papers used is printed as the chance level.
+
+The ``paperatlas eval topics`` command (:mod:`paperatlas.cli.eval`) prints what these functions return.
 """
 
 from __future__ import annotations
@@ -59,11 +61,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import click
 import numpy as np
 
 from ..model import SourceError
-from .keyphrase_eval import EVAL_EXTRA, resolve_shared
+from ._common import EVAL_EXTRA, EvalUnavailable, resolve_shared
 
 GOLD_SETS = {
     "awesome": "seeds/004_67aa5497667b379c.txt",
@@ -87,22 +88,31 @@ class BertopicUnavailable(RuntimeError):
 
 # --------------------------------------------------------------------------------------------------- gold data
 def load_gold(name: str) -> tuple[str, list[str], list[str]]:
-    """``(label, texts, gold classes)`` for a gold set name (``awesome``, ``aaai``) or a listing file path.
+    """Load a gold set of papers with one class each.
 
-    ``texts[i]`` is ``paper_text(title, abstract or digest)`` of paper ``i``, ``gold[i]`` its class (first section
-    of an awesome list without ``Others``; ``primary_area`` of paperlists JSON). Papers without a class are
-    dropped. Raises :class:`click.ClickException` naming the path when the file is missing or unreadable.
+    Args:
+        name: ``awesome`` (seed 004 sections) or ``aaai`` (AAAI 2022 primary areas), found under ``../shared``,
+            or the path of any listing :func:`paperatlas.sources.read` understands.
+
+    Returns:
+        ``(label, texts, gold)``: a readable name of the set (the path for a file), and per paper with a class, in
+        file order, ``texts[i]`` = :func:`paperatlas.enrich.embed.paper_text` of its title and abstract (or
+        digest) and ``gold[i]`` its class (first section of an awesome list, ``Others`` dropped; ``primary_area``
+        of paperlists JSON).
+
+    Raises:
+        EvalUnavailable: The file is missing or unreadable (the message names it).
     """
     from ..enrich.embed import paper_text
     from ..sources import read
 
     path = resolve_shared(GOLD_SETS[name]) if name in GOLD_SETS else Path(name)
     if not path.is_file():
-        raise click.ClickException(f"gold file not found: {path}")
+        raise EvalUnavailable(f"gold file not found: {path}")
     try:
         papers = read(path)
     except SourceError as e:
-        raise click.ClickException(f"cannot read gold file {path}: {e}") from e
+        raise EvalUnavailable(f"cannot read gold file {path}: {e}") from e
     texts: list[str] = []
     gold: list[str] = []
     for p in papers:
@@ -117,15 +127,36 @@ def load_gold(name: str) -> tuple[str, list[str], list[str]]:
 
 
 def sample(n: int, limit: int | None, seed: int = 42) -> np.ndarray:
-    """Indices of the papers a ``--limit`` run uses: all ``n`` without a limit, else a seeded random sample of
-    ``limit`` of them in file order (a plain head would hold a single class for lists sorted by section)."""
+    """Choose the papers a limited run uses.
+
+    A plain head would hold a single class for lists sorted by section, so the sample is random (seeded).
+
+    Args:
+        n: Number of papers.
+        limit: How many to use; ``None`` for all.
+        seed: Seed of the sample.
+
+    Returns:
+        Sorted indices ``(min(n, limit),)``: all ``n`` without a limit (or when ``limit >= n``), else ``limit``
+        of them drawn without replacement by ``numpy.random.default_rng(seed)``.
+    """
     if limit is None or limit >= n:
         return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False))
 
 
 def embed_texts(texts: Sequence[str]) -> np.ndarray:
-    """all-MiniLM-L6-v2 embeddings ``(len(texts), 384)`` float32, L2-normalised, with a progress bar on stderr."""
+    """Embed the texts of a gold set once for every method, with a progress bar on stderr.
+
+    Args:
+        texts: From :func:`load_gold`.
+
+    Returns:
+        all-MiniLM-L6-v2 (sentence-transformers) embeddings ``(len(texts), 384)`` float32, L2-normalised.
+
+    Raises:
+        EvalUnavailable: The embedding model cannot be loaded.
+    """
     from tqdm import tqdm
 
     from ..enrich.embed import EmbedderUnavailable, get_embedder
@@ -133,7 +164,7 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
     try:
         embedder = get_embedder()
     except EmbedderUnavailable as e:
-        raise click.ClickException(str(e)) from e
+        raise EvalUnavailable(str(e)) from e
     with tqdm(total=len(texts), desc="embedding", unit="paper", file=sys.stderr, dynamic_ncols=True,
               leave=False) as bar:
         return embedder.encode(list(texts), progress=bar.update)
@@ -141,11 +172,22 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------------------- scores
 def score_clustering(gold: Sequence, pred: Sequence) -> dict:
-    """Agreement of a predicted partition with the gold classes.
+    """Measure the agreement of a predicted partition with the gold classes.
 
-    ``gold`` and ``pred`` are ``(n,)`` labels of any hashable type; ``pred == -1`` marks BERTopic's outliers,
-    which count as one cluster for NMI/ARI. Returns ``n_topics`` (distinct predicted labels other than ``-1``),
-    ``no_topic`` (share of ``-1``, in [0, 1]), ``nmi`` (arithmetic-mean normalisation) and ``ari``.
+    NMI and ARI are scikit-learn's ``normalized_mutual_info_score`` (arithmetic-mean normalisation, the default)
+    and ``adjusted_rand_score``.
+
+    Args:
+        gold: ``(n,)`` gold classes, any hashable type.
+        pred: ``(n,)`` predicted clusters; ``-1`` marks BERTopic's outliers, which count as one cluster for
+            NMI/ARI.
+
+    Returns:
+        ``n_topics`` (distinct predicted labels other than ``-1``), ``no_topic`` (share of ``-1``, in [0, 1]),
+        ``nmi`` (in [0, 1]) and ``ari`` (at most 1, about 0 for chance).
+
+    Raises:
+        ValueError: ``gold`` and ``pred`` differ in length.
     """
     from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
@@ -162,13 +204,21 @@ def score_clustering(gold: Sequence, pred: Sequence) -> dict:
 
 
 def knn_accuracy(x, labels: Sequence, k: int = KNN_K, min_class: int = KNN_MIN_CLASS) -> tuple[float, int, int]:
-    """Leave-one-out k-NN accuracy of ``x`` ``(n, dim)`` (dense array or scipy sparse matrix) with cosine
-    similarity against ``labels`` ``(n,)``.
+    """Measure how well a representation keeps gold classes together: leave-one-out k-NN accuracy.
 
-    Only papers whose class has at least ``min_class`` members take part (as queries and as neighbours). Each
-    paper's class is predicted by majority vote of its ``k`` nearest other papers; a tie goes to the tied class
-    whose member is nearest. Returns ``(accuracy in [0, 1] (nan when fewer than 2 papers take part), papers
-    used, classes used)``.
+    The protocol of the berenslab ICLR benchmark (González-Márquez & Kobak 2024): cosine similarity (scikit-learn's
+    brute-force ``NearestNeighbors``). Only papers whose class has at least ``min_class`` members take part (as
+    queries and as neighbours). Each paper's class is predicted by majority vote of its ``k`` nearest other
+    papers; a tie goes to the tied class whose member is nearest.
+
+    Args:
+        x: ``(n, dim)`` representation, a dense array or a scipy sparse matrix.
+        labels: ``(n,)`` gold classes.
+        k: Neighbours that vote.
+        min_class: Smallest class that takes part.
+
+    Returns:
+        ``(accuracy, papers used, classes used)``; accuracy in [0, 1], ``nan`` when fewer than 2 papers take part.
     """
     from sklearn.neighbors import NearestNeighbors
 
@@ -195,8 +245,21 @@ def knn_accuracy(x, labels: Sequence, k: int = KNN_K, min_class: int = KNN_MIN_C
 
 # --------------------------------------------------------------------------------------------------- methods
 def bertopic_labels(texts: Sequence[str], embeddings: np.ndarray, seed: int = 42) -> np.ndarray:
-    """BERTopic's default pipeline on precomputed ``embeddings`` ``(n, dim)``: topic per paper ``(n,)`` int,
-    ``-1`` for outliers. Raises :class:`BertopicUnavailable` when ``bertopic`` is not installed."""
+    """Cluster with BERTopic's default pipeline (Grootendorst 2022, ``bertopic`` package) on given embeddings.
+
+    UMAP (BERTopic's own default configuration, seeded) to 5-d, HDBSCAN, c-TF-IDF; outliers are not reassigned.
+
+    Args:
+        texts: ``(n,)`` texts (for c-TF-IDF).
+        embeddings: ``(n, dim)`` embeddings of ``texts``.
+        seed: UMAP's ``random_state``.
+
+    Returns:
+        ``(n,)`` int topic per paper, ``-1`` for outliers.
+
+    Raises:
+        BertopicUnavailable: ``bertopic`` is not installed.
+    """
     try:
         from bertopic import BERTopic
     except ImportError as e:
@@ -212,7 +275,11 @@ def bertopic_labels(texts: Sequence[str], embeddings: np.ndarray, seed: int = 42
 
 
 def bertopic_available() -> bool:
-    """True when the ``bertopic`` package is installed (found without importing it: the import takes seconds)."""
+    """Tell whether BERTopic can run, without importing it (the import takes seconds).
+
+    Returns:
+        True when the ``bertopic`` package is installed.
+    """
     from importlib.util import find_spec
 
     return find_spec("bertopic") is not None
@@ -225,10 +292,18 @@ def _failure(e: Exception) -> str:
 
 def clustering_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, seed: int = 42,
                     with_bertopic: bool = True) -> list[dict]:
-    """Score our areas (default and ``k = #gold``), sub-topics and BERTopic on one gold set.
+    """Score our areas (default and ``k = #gold``), sub-topics and BERTopic on one gold set with one seed.
 
-    ``embeddings`` ``(n, 384)`` MiniLM of ``texts``. One dict per method, in order: ``method`` and either the
-    :func:`score_clustering` keys plus ``seconds`` or ``error`` (the reason the method failed).
+    Args:
+        texts: ``(n,)`` texts from :func:`load_gold`.
+        gold: ``(n,)`` gold classes.
+        embeddings: ``(n, 384)`` MiniLM embeddings of ``texts`` (:func:`embed_texts`).
+        seed: Seed of LSA, k-means and BERTopic's UMAP.
+        with_bertopic: Add the BERTopic row (see :func:`bertopic_available`).
+
+    Returns:
+        One dict per method, in order: ``method`` and either the :func:`score_clustering` keys plus ``seconds``
+        (wall time of the fit after the shared embedding) or ``error`` (why BERTopic failed, e.g. too few papers).
     """
     from ..enrich.topics import default_n_topics, fit_hierarchy, topic_embedding
 
@@ -259,8 +334,21 @@ def clustering_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.nd
 
 
 def knn_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, seed: int = 42) -> list[dict]:
-    """10-NN accuracy of our topic embedding, plain TF-IDF (unigrams) and MiniLM on one gold set: one dict per
-    representation with ``method``, ``dim``, ``acc``, ``n``, ``classes`` (or ``error``)."""
+    """Compute the 10-NN accuracy (:func:`knn_accuracy`) of three representations on one gold set with one seed.
+
+    Representations: our topic embedding (:func:`paperatlas.enrich.topics.topic_embedding`, MiniLM + LSA),
+    plain TF-IDF of unigrams (:func:`paperatlas.enrich.topics.tfidf_vectorizer`, sparse) and MiniLM alone.
+
+    Args:
+        texts: ``(n,)`` texts from :func:`load_gold`.
+        gold: ``(n,)`` gold classes.
+        embeddings: ``(n, 384)`` MiniLM embeddings of ``texts``.
+        seed: Seed of the LSA.
+
+    Returns:
+        One dict per representation with ``method``, ``dim`` (dimensions), ``acc`` (in [0, 1]), ``n`` (papers
+        used) and ``classes`` (classes used), or ``method`` and ``error``.
+    """
     from ..enrich.topics import tfidf_vectorizer, topic_embedding
 
     def tfidf():
@@ -281,9 +369,17 @@ def knn_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, 
 
 
 def aggregate(runs: list[list[dict]], sd_keys: Sequence[str] = ("nmi", "ari", "acc")) -> list[dict]:
-    """Combine the rows of several seeded runs (same methods in the same order) into one row per method: the
-    mean of every number and, for the ``sd_keys``, also its standard deviation (``nmi_sd``, ...) and
-    ``seeds``. A method that failed in any run keeps its first error."""
+    """Combine the rows of several seeded runs into one row per method.
+
+    Args:
+        runs: One list of rows per seed, the same methods in the same order.
+        sd_keys: Numbers that also get a standard deviation.
+
+    Returns:
+        One row per method: ``method``, ``seeds`` (number of runs), the mean of every number and, for the
+        ``sd_keys``, its population standard deviation as ``<key>_sd``. A method that failed in any run keeps
+        its first error row instead.
+    """
     out = []
     for rows in zip(*runs, strict=True):
         first = rows[0]
@@ -302,16 +398,66 @@ def aggregate(runs: list[list[dict]], sd_keys: Sequence[str] = ("nmi", "ari", "a
     return out
 
 
+def evaluate_clustering(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, seeds: Sequence[int],
+                        with_bertopic: bool = True) -> list[dict]:
+    """Score every clustering method on one gold set over several seeds.
+
+    Args:
+        texts, gold, embeddings, with_bertopic: As for :func:`clustering_rows`.
+        seeds: One run of :func:`clustering_rows` per seed.
+
+    Returns:
+        :func:`aggregate` of the runs: per method the mean (and standard deviation of ``nmi``, ``ari``) over seeds.
+    """
+    return aggregate([clustering_rows(texts, gold, embeddings, seed=s, with_bertopic=with_bertopic) for s in seeds])
+
+
+def knn_class_sizes(gold: Sequence[str]) -> list[int]:
+    """Size the gold classes ``(n,)`` that take part in the k-NN accuracy.
+
+    Returns:
+        The sizes of the classes with at least :data:`KNN_MIN_CLASS` papers, in order of first appearance
+        (empty: no k-NN accuracy).
+    """
+    return [c for c in Counter(gold).values() if c >= KNN_MIN_CLASS]
+
+
+def evaluate_knn(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray,
+                 seeds: Sequence[int]) -> list[dict]:
+    """Compute the 10-NN accuracy of every representation on one gold set over several seeds.
+
+    Args:
+        texts, gold, embeddings: As for :func:`knn_rows`.
+        seeds: One run of :func:`knn_rows` per seed.
+
+    Returns:
+        :func:`aggregate` of the runs: per representation the mean (and standard deviation of ``acc``) over seeds.
+    """
+    return aggregate([knn_rows(texts, gold, embeddings, seed=s) for s in seeds])
+
+
 # --------------------------------------------------------------------------------------------------- output
-_CLUSTER_COLUMNS = [("method", "method", "{}"), ("n_topics", "#topics", "{:.0f}"),
+#: ``(row key, heading, format)`` of the clustering and the k-NN tables (:func:`format_table`)
+CLUSTER_COLUMNS = [("method", "method", "{}"), ("n_topics", "#topics", "{:.0f}"),
                     ("no_topic", "no topic", "{:.1%}"), ("nmi", "NMI", "{:.3f}"), ("ari", "ARI", "{:.3f}"),
                     ("seconds", "seconds", "{:.1f}")]
-_KNN_COLUMNS = [("method", "method", "{}"), ("dim", "dim", "{:.0f}"), ("acc", "10-NN acc", "{:.3f}")]
+KNN_COLUMNS = [("method", "method", "{}"), ("dim", "dim", "{:.0f}"), ("acc", "10-NN acc", "{:.3f}")]
 
 
-def format_table(rows: list[dict], columns: list[tuple[str, str, str]] = _CLUSTER_COLUMNS) -> str:
-    """Plain-text table with aligned columns (method left-aligned, numbers right-aligned); a failed row shows
-    ``failed: <reason>`` after its method."""
+def format_table(rows: list[dict], columns: list[tuple[str, str, str]] = CLUSTER_COLUMNS) -> str:
+    """Format rows as a plain-text table.
+
+    Args:
+        rows: Rows of :func:`clustering_rows`, :func:`knn_rows` or :func:`aggregate` (or any rows with a
+            ``method``).
+        columns: ``(row key, heading, format)`` per column: :data:`CLUSTER_COLUMNS`, :data:`KNN_COLUMNS` or the
+            like.
+
+    Returns:
+        A header line, a dashed rule and one line per row, aligned (method left, numbers right); a value with a
+        standard deviation over several seeds reads ``mean ± sd``, a missing one ``-``, a failed row
+        ``failed: <reason>`` after its method. No final newline.
+    """
     head = [h for _, h, _ in columns]
     def cell(r: dict, k: str, f: str) -> str:
         if r.get(k) is None:
@@ -338,8 +484,17 @@ def _by_method(rows: list[dict]) -> dict[str, dict]:
 
 
 def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
-    """The two goal lines for one gold set: our default areas' NMI above BERTopic's, and the topic embedding's
-    10-NN accuracy above both TF-IDF's and MiniLM's."""
+    """Check the two goals on one gold set.
+
+    Args:
+        label: The gold set's name.
+        cluster: Clustering rows (:func:`evaluate_clustering`).
+        knn: k-NN rows (:func:`evaluate_knn`; empty when not computed).
+
+    Returns:
+        Two lines: whether our default areas' NMI is above BERTopic's, and whether the topic embedding's 10-NN
+        accuracy is above both TF-IDF's and MiniLM's, each with the numbers (or ``n/a`` and why).
+    """
     c, k = _by_method(cluster), _by_method(knn)
     lines = []
     ours, bt = c.get("paperatlas areas"), c.get("BERTopic (default)")
@@ -357,65 +512,3 @@ def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
     else:
         lines.append(f"{label}: 10-NN beats TF-IDF and MiniLM: n/a (not computed for every representation)")
     return lines
-
-
-@click.command(name="topics")
-@click.option("--gold", "golds", multiple=True, default=tuple(GOLD_SETS), show_default=True,
-              help="Gold set: awesome (seed 004 sections without Others), aaai (AAAI 2022 primary areas), or a "
-                   "listing FILE (repeatable).")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Use a seeded random sample of N papers of each set (quick runs).")
-@click.option("--seed", type=int, default=42, show_default=True, help="First seed of k-means, LSA, UMAP; seed of "
-              "--limit.")
-@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Run every method with this many seeds (seed, seed+1, ...) and report mean ± standard deviation.")
-def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds: int) -> None:
-    """NMI/ARI of our topic areas and sub-topics vs BERTopic against gold classes, and 10-NN accuracy of our
-    topic embedding vs TF-IDF and MiniLM, on the same papers and MiniLM embeddings.
-
-    \b
-    paperatlas eval topics                          # both gold sets (~3-5 min on 2 cores)
-    paperatlas eval topics --gold awesome --limit 80
-    """
-    with_bertopic = bertopic_available()
-    if not with_bertopic:
-        click.echo(BERTOPIC_MISSING)
-    sets = [load_gold(g) for g in golds]  # every file checked before the slow parts
-    goals: list[str] = []
-    for i, (label, texts, gold) in enumerate(sets):
-        idx = sample(len(texts), limit, seed)
-        texts, gold = [texts[j] for j in idx], [gold[j] for j in idx]
-        if i:
-            click.echo()
-        click.echo(f"== {label}: {len(texts)} papers, {len(set(gold))} classes ==")
-        if len(texts) < 2:
-            click.echo("(too few papers with a gold class)")
-            continue
-        t0 = time.perf_counter()
-        emb = embed_texts(texts)
-        embed_s = time.perf_counter() - t0
-        click.echo(f"MiniLM embedding (once, shared by every row, not in seconds): {embed_s:.1f} s, "
-                   f"{len(texts) / embed_s:.1f} papers/s")
-        seeds = list(range(seed, seed + n_seeds))
-        cluster = aggregate([clustering_rows(texts, gold, emb, seed=s, with_bertopic=with_bertopic) for s in seeds])
-        click.echo()
-        click.echo("Clustering vs gold classes (NMI arithmetic mean; BERTopic's outliers -1 count as one cluster)"
-                   + (f"; mean ± sd over seeds {seeds[0]}-{seeds[-1]}" if n_seeds > 1 else ""))
-        click.echo(format_table(cluster, _CLUSTER_COLUMNS))
-        click.echo()
-        sizes = [c for c in Counter(gold).values() if c >= KNN_MIN_CLASS]
-        if not sizes:
-            click.echo(f"{KNN_K}-NN accuracy: not computed (no gold class has >= {KNN_MIN_CLASS} papers)")
-            knn: list[dict] = []
-        else:
-            knn = aggregate([knn_rows(texts, gold, emb, seed=s) for s in seeds])
-            click.echo(f"{KNN_K}-NN accuracy (cosine, leave-one-out, majority vote; classes with >= "
-                       f"{KNN_MIN_CLASS} papers: {sum(sizes)} papers, {len(sizes)} classes; majority class "
-                       f"{max(sizes) / sum(sizes):.1%})")
-            click.echo(format_table(knn, _KNN_COLUMNS))
-        goals += goal_checks(label, cluster, knn)
-    if goals:
-        click.echo()
-        click.echo("Goal check")
-        for line in goals:
-            click.echo(f"  {line}")
