@@ -6,17 +6,26 @@ the time of the edit), which builds never write: a rebuild carries it over and r
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from . import store
 from .model import Paper
-from .store import sqlite as store
 
 
 def parse_keyphrases(text: str) -> list[str]:
-    """``"a; b ;c"`` → ``["a", "b", "c"]`` (``;``-separated, blanks and case-insensitive repeats dropped)."""
+    """Split a keyphrase field as the reader types it.
+
+    ``"a; b ;c"`` → ``["a", "b", "c"]``: ``;``-separated, whitespace collapsed, blanks and case-insensitive
+    repeats dropped (the first spelling is kept).
+
+    Args:
+        text: The ``;``-separated keyphrases.
+
+    Returns:
+        The keyphrases, in the order given (possibly empty).
+    """
     out: list[str] = []
     for k in text.split(";"):
         k = " ".join(k.split())
@@ -25,54 +34,58 @@ def parse_keyphrases(text: str) -> list[str]:
     return out
 
 
-def show_overrides(con: sqlite3.Connection, row: sqlite3.Row, overrides: dict[str, dict[str, object]]) -> Paper:
-    """Put the reader's ``overrides`` of the paper in ``row`` (a ``papers`` row) on its stored row and search index
-    at once, without a rebuild; returns the paper as now stored. Runs inside the caller's transaction."""
-    paper = store._row_to_paper(row)
-    store.apply_overrides([paper], overrides)
-    con.execute("UPDATE papers SET tldr = ?, tldr_method = ?, keyphrases = ?, keyphrases_method = ? WHERE id = ?",
-                (paper.tldr, paper.tldr_method, json.dumps(paper.keyphrases, ensure_ascii=False),
-                 paper.keyphrases_method, paper.id))
-    con.execute("UPDATE papers_fts SET keyphrases = ?, tldr = ? WHERE paper_id = ?",
-                ("; ".join(paper.keyphrases + paper.given_keyphrases), paper.tldr, paper.id))
-    return paper
+def show_overrides(con: store.Connection, paper: str | Mapping[str, Any],
+                   overrides: dict[str, dict[str, object]]) -> Paper:
+    """Put the reader's overrides of one paper on its stored row and search index at once, without a rebuild.
+
+    Runs inside the caller's transaction (see :func:`paperatlas.store.show_overrides`).
+
+    Args:
+        con: A writable connection to the atlas (e.g. from :func:`paperatlas.store.write_transaction`).
+        paper: The paper's id, or its ``papers`` row (anything with an ``"id"`` item).
+        overrides: ``paper_id -> {field: value}`` as :func:`paperatlas.store.get_overrides` gives them.
+
+    Returns:
+        The paper as now stored.
+
+    Raises:
+        LookupError: The atlas has no paper ``paper_id``.
+    """
+    paper_id = paper if isinstance(paper, str) else str(paper["id"])
+    return store.row_to_paper(store.show_overrides(con, paper_id, overrides))
 
 
 def edit_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyphrases: list[str] | None = None,
                clear: bool = False) -> Paper:
-    """Record the reader's TL;DR and/or keyphrases for ``paper_id`` and show them at once (papers row and search
-    index updated in one transaction). ``clear=True`` removes the paper's overrides instead; the generated values
-    come back at the next build.
+    """Record the reader's TL;DR and/or keyphrases for a paper and show them at once.
 
-    Raises ``LookupError`` when the atlas has no such paper, ``ValueError`` for an empty TL;DR or keyphrase list,
-    :class:`paperatlas.store.AtlasNotFound` when the file is missing.
+    The overrides, the paper's row and its search-index row are written in one transaction on the live file.
+    ``clear=True`` removes the paper's overrides first; the generated values come back at the next build.
+
+    Args:
+        db: The atlas file.
+        paper_id: The paper's id.
+        tldr: The reader's TL;DR (whitespace collapsed), or None to leave it.
+        keyphrases: The reader's keyphrases (see :func:`parse_keyphrases`), or None to leave them.
+        clear: Remove the paper's stored overrides.
+
+    Returns:
+        The paper as now stored (its ``tldr_method`` / ``keyphrases_method`` ``"edited by reader"`` where edited).
+
+    Raises:
+        paperatlas.store.AtlasNotFound: There is no file at ``db``.
+        ValueError: The TL;DR is blank or the keyphrase list is empty.
+        LookupError: The atlas has no paper ``paper_id``.
+        paperatlas.store.AtlasTooNew: The atlas was written by a newer paperatlas.
     """
-    path = Path(db)
-    if not path.is_file():
-        raise store.AtlasNotFound(f"{path}: no atlas here; build one with `paperatlas build LISTING --db {path}`")
+    path = store.require_atlas(db)
     if tldr is not None and not tldr.strip():
         raise ValueError("the TL;DR is empty")
     if keyphrases is not None and not keyphrases:
         raise ValueError("no keyphrases given (separate them with ';')")
-    con = sqlite3.connect(path, timeout=30)
-    con.row_factory = sqlite3.Row
-    try:
-        con.executescript(store.SCHEMA)
-        with con:  # one transaction: all of it or nothing
-            row = con.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
-            if row is None:
-                raise LookupError(f"no paper with id {paper_id!r} in {path}")
-            now = time.strftime("%Y-%m-%dT%H:%M:%S")
-            if clear:
-                con.execute("DELETE FROM overrides WHERE paper_id = ?", (paper_id,))
-            for field, value in (("tldr", None if tldr is None else " ".join(tldr.split())),
-                                 ("keyphrases", keyphrases)):
-                if value is None:
-                    continue
-                con.execute("INSERT OR REPLACE INTO overrides (paper_id, field, value, title, edited_at) "
-                            "VALUES (?, ?, ?, ?, ?)",
-                            (paper_id, field, json.dumps(value, ensure_ascii=False), row["title"], now))
-            paper = show_overrides(con, row, store.get_overrides(con))
-        return paper
-    finally:
-        con.close()
+    values: dict[str, object] = {}
+    if tldr is not None:
+        values["tldr"] = " ".join(tldr.split())
+    if keyphrases is not None:
+        values["keyphrases"] = keyphrases
+    return store.row_to_paper(store.set_overrides(path, paper_id, values, clear=clear))

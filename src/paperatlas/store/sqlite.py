@@ -2,8 +2,9 @@
 
 Writes go through :func:`atomic_rebuild`, which works on a private copy of the atlas file and swaps it into
 place with ``os.replace`` only after a successful commit, so a crash or kill at any point leaves the previous
-atlas readable and unchanged. Tables that are not rebuilt (future user tables: reading list, notes,
-overrides) are carried over by that copy.
+atlas readable and unchanged. The copy is brought to the current schema by the numbered migrations of
+:mod:`paperatlas.store.migrations`. The reader's tables (marks, lists, overrides: :mod:`paperatlas.store.userdata`)
+are carried over by that copy and copied again from the live file just before the swap.
 """
 
 from __future__ import annotations
@@ -21,8 +22,20 @@ from typing import TypeVar
 import numpy as np
 
 from ..model import Paper, Topic
+from .connection import AtlasNotFound, connect
+from .migrations import LATEST, migrate
+from .userdata import (  # build.py calls these as paperatlas.store.sqlite.*
+    EDIT_METHOD,
+    EDITABLE_FIELDS,
+    USER_TABLES,
+    apply_overrides,
+    carry_user_tables,
+    get_overrides,
+    relink_user_rows,
+)
 
-SCHEMA_VERSION = 2
+#: The schema version this code writes: the number of the last migration.
+SCHEMA_VERSION = LATEST
 
 _JSON_FIELDS = ("authors", "links", "sources", "given_keyphrases", "sections", "affiliations", "extra", "keyphrases",
                 "secondary_topic_ids")
@@ -30,68 +43,30 @@ _SCALAR_FIELDS = ("id", "title", "abstract", "venue", "year", "status", "track",
                   "keyphrases_method", "topic_id", "topic_confidence", "low_confidence", "x", "y")
 _PAPER_COLS = _SCALAR_FIELDS + _JSON_FIELDS
 
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS papers (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, abstract TEXT, venue TEXT, year INTEGER, status TEXT,
-    track TEXT, digest TEXT, tldr TEXT, tldr_method TEXT, keyphrases_method TEXT, topic_id INTEGER,
-    topic_confidence REAL, low_confidence INTEGER, x REAL, y REAL,
-    {", ".join(f"{c} TEXT" for c in _JSON_FIELDS)}, content_hash TEXT
-);
-CREATE INDEX IF NOT EXISTS papers_topic ON papers(topic_id);
-CREATE TABLE IF NOT EXISTS embeddings (
-    paper_id TEXT PRIMARY KEY, model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS topics (
-    id INTEGER PRIMARY KEY, label TEXT NOT NULL, size INTEGER, keyphrases TEXT, parent_id INTEGER,
-    x REAL, y REAL, method TEXT, level INTEGER
-);
-CREATE TABLE IF NOT EXISTS models (name TEXT PRIMARY KEY, blob BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS marks (
-    paper_id TEXT PRIMARY KEY, title TEXT NOT NULL, rating INTEGER NOT NULL DEFAULT 0,
-    note TEXT NOT NULL DEFAULT '', read_at TEXT, updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS list_items (
-    list TEXT NOT NULL, paper_id TEXT NOT NULL, title TEXT NOT NULL, added_at TEXT NOT NULL,
-    PRIMARY KEY (list, paper_id)
-);
-CREATE TABLE IF NOT EXISTS overrides (
-    paper_id TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL, title TEXT, edited_at TEXT NOT NULL,
-    PRIMARY KEY (paper_id, field)
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(
-    paper_id UNINDEXED, title, authors, abstract, keyphrases, tldr,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
-"""
-
-
-class AtlasNotFound(FileNotFoundError):
-    """The atlas file does not exist (run ``paperatlas build`` first)."""
-
-
-def connect(path: str | Path, readonly: bool = True) -> sqlite3.Connection:
-    """Open an atlas file. Read-only connections use ``mode=ro`` so they can never modify it.
-
-    Raises :class:`AtlasNotFound` when ``path`` does not exist (for read-only use).
-    """
-    p = Path(path)
-    if readonly:
-        if not p.is_file():
-            raise AtlasNotFound(f"{p}: no atlas here; build one with `paperatlas build LISTING --db {p}`")
-        con = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, check_same_thread=False)
-    else:
-        con = sqlite3.connect(p, check_same_thread=False)
-    con.row_factory = sqlite3.Row
-    return con
+__all__ = ["AtlasNotFound", "Atlas", "atomic_rebuild", "connect", "row_to_paper", "SCHEMA_VERSION", "write_papers",
+           "write_topics", "read_model", "write_model", "previous_placement", "previous_topics", "cached_embeddings",
+           "write_embeddings", "set_meta", "EDIT_METHOD", "EDITABLE_FIELDS", "USER_TABLES", "apply_overrides",
+           "get_overrides", "relink_user_rows"]
 
 
 @contextlib.contextmanager
 def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
     """Yield a writable connection to a private copy of the atlas at ``path`` (or a new empty one).
 
-    On normal exit the copy is committed, closed, fsynced and atomically renamed over ``path``; on any
+    The copy is migrated to the current schema (:func:`paperatlas.store.migrations.migrate`) before it is
+    yielded. On normal exit it is committed, the reader's tables are copied again from the live file and
+    re-linked to the rebuilt papers, and the copy is closed, fsynced and atomically renamed over ``path``; on any
     exception (or if the process is killed) the copy is deleted/abandoned and ``path`` stays as it was.
+
+    Args:
+        path: The atlas file (created, with its directory, when missing).
+
+    Yields:
+        A writable connection to the private copy (rows as :class:`sqlite3.Row`).
+
+    Raises:
+        paperatlas.store.migrations.AtlasTooNew: The atlas at ``path`` was written by a newer paperatlas
+            (nothing is written).
     """
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -107,14 +82,12 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
             src = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
             src.backup(con)
             src.close()
-        _migrate(con)
-        con.executescript(SCHEMA)
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         try:
+            migrate(con, target)
             yield con
             con.commit()
             if target.is_file():
-                _carry_user_tables(target, con)
+                carry_user_tables(target, con)
             relink_user_rows(con)
             # a rebuild rewrites most tables: give the freed pages back so the file does not grow build by build
             free = con.execute("PRAGMA freelist_count").fetchone()[0]
@@ -130,120 +103,15 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
             tmp.unlink()
 
 
-def _migrate(con: sqlite3.Connection) -> None:
-    """Bring a copied older atlas to :data:`SCHEMA_VERSION`: the tables a build rewrites anyway (papers, topics,
-    FTS index) are dropped and recreated with the new columns; embeddings and user tables are kept."""
-    try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.OperationalError:  # a new, empty file
-        return
-    if row is not None and int(row[0]) < SCHEMA_VERSION:
-        for table in ("papers", "topics", "papers_fts"):
-            con.execute(f"DROP TABLE IF EXISTS {table}")
-        con.commit()
+def row_to_paper(row: sqlite3.Row) -> Paper:
+    """The paper stored in a ``papers`` row.
 
+    Args:
+        row: A ``SELECT * FROM papers`` row (``sqlite3.Row``); columns an older atlas lacks get the defaults.
 
-#: Tables written by the reader (never by a build): copied again from the live atlas just before a rebuilt copy
-#: replaces it, so an edit made while a build was running is not lost; then re-linked to the rebuilt papers
-#: (:func:`relink_user_rows`). ``marks``: like (+1) / dislike (-1), Markdown note and read time per paper;
-#: ``list_items``: the papers of the reader's named lists.
-USER_TABLES = ("overrides", "marks", "list_items")
-
-
-def _carry_user_tables(live: Path, con: sqlite3.Connection) -> None:
-    src = sqlite3.connect(f"file:{live}?mode=ro", uri=True)
-    try:
-        for table in USER_TABLES:
-            exists = src.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
-            if not exists:
-                continue
-            rows = src.execute(f"SELECT * FROM {table}").fetchall()
-            con.execute(f"DELETE FROM {table}")
-            if rows:
-                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
-        con.commit()
-    finally:
-        src.close()
-
-
-def relink_user_rows(con: sqlite3.Connection, papers: list[tuple[str, str]] | None = None,
-                     min_score: float = 90.0) -> int:
-    """Point the reader's rows (overrides, marks, list items) whose paper id is no longer in ``papers`` at the
-    paper they meant: the same normalised title, else the most similar title (rapidfuzz ``token_sort_ratio`` ≥
-    ``min_score``; a corrected typo or a changed subtitle changes the id, which is derived from the title). A row
-    with no match, or whose target already has a row of its own, is left as it is (kept, never deleted).
-    ``papers`` gives the ``(id, title)`` pairs to link to (default: the ``papers`` table). Returns the number of
-    rows re-linked."""
-    from rapidfuzz import fuzz, process
-
-    from ..text import normalize_title
-
-    if papers is None:
-        papers = [(r[0], r[1]) for r in con.execute("SELECT id, title FROM papers")]
-    ids = {r[0] for r in papers}
-    by_norm = {normalize_title(r[1]): r[0] for r in papers}
-    norm_titles = list(by_norm)
-    moved = 0
-    for table, key_cols in (("overrides", ("field",)), ("marks", ()), ("list_items", ("list",))):
-        try:
-            rows = con.execute(f"SELECT rowid, paper_id, title{''.join(', ' + c for c in key_cols)} FROM {table}"
-                               ).fetchall()
-        except sqlite3.OperationalError:
-            continue
-        for rowid, pid, title, *keys in rows:
-            if pid in ids or not title:
-                continue
-            norm = normalize_title(title)
-            new = by_norm.get(norm)
-            if new is None and norm_titles:
-                hit = process.extractOne(norm, norm_titles, scorer=fuzz.token_sort_ratio, score_cutoff=min_score)
-                new = by_norm[hit[0]] if hit else None
-            if new is None:
-                continue
-            clash = f"SELECT 1 FROM {table} WHERE paper_id = ?" + "".join(f" AND {c} = ?" for c in key_cols)
-            if con.execute(clash, (new, *keys)).fetchone():
-                continue
-            con.execute(f"UPDATE {table} SET paper_id = ? WHERE rowid = ?", (new, rowid))
-            moved += 1
-    con.commit()
-    return moved
-
-
-#: Fields a reader may override with ``paperatlas edit`` (value types: str for tldr, list[str] for keyphrases).
-EDITABLE_FIELDS = ("tldr", "keyphrases")
-#: Provenance recorded for an overridden field.
-EDIT_METHOD = "edited by reader"
-
-
-def get_overrides(con: sqlite3.Connection) -> dict[str, dict[str, object]]:
-    """``paper_id -> {field: value}`` of the reader's overrides (empty for atlases made before overrides)."""
-    out: dict[str, dict[str, object]] = {}
-    try:
-        rows = con.execute("SELECT paper_id, field, value FROM overrides").fetchall()
-    except sqlite3.OperationalError:  # an atlas file without the table
-        return out
-    for pid, fld, value in rows:
-        out.setdefault(pid, {})[fld] = json.loads(value)
-    return out
-
-
-def apply_overrides(papers: list[Paper], overrides: dict[str, dict[str, object]]) -> int:
-    """Put the reader's overrides on ``papers`` in place (method set to :data:`EDIT_METHOD`); returns how many
-    papers were changed. Overrides of papers not in ``papers`` are kept in the store, untouched."""
-    n = 0
-    for p in papers:
-        ov = overrides.get(p.id)
-        if not ov:
-            continue
-        if "tldr" in ov:
-            p.tldr, p.tldr_method = str(ov["tldr"]), EDIT_METHOD
-        if "keyphrases" in ov:
-            p.keyphrases, p.keyphrases_method = [str(k) for k in ov["keyphrases"]], EDIT_METHOD
-        n += 1
-    return n
-
-
-def _row_to_paper(row: sqlite3.Row) -> Paper:
+    Returns:
+        The :class:`~paperatlas.model.Paper` (JSON columns decoded).
+    """
     cols = set(row.keys())  # an atlas built by an older version lacks the newer columns
     d = {k: row[k] for k in _SCALAR_FIELDS if k in cols}
     for k in _JSON_FIELDS:
@@ -254,7 +122,13 @@ def _row_to_paper(row: sqlite3.Row) -> Paper:
 
 
 def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: dict[str, str]) -> None:
-    """Replace the atlas's papers and FTS index with ``papers`` (all fields, generated ones included)."""
+    """Replace the atlas's papers and FTS index with ``papers`` (all fields, generated ones included).
+
+    Args:
+        con: A writable connection (a build's copy, see :func:`atomic_rebuild`).
+        papers: The papers, in the order they are stored.
+        content_hashes: ``paper_id -> hash`` of the text that was embedded (missing ids store ``""``).
+    """
     con.execute("DELETE FROM papers")
     con.execute("DELETE FROM papers_fts")
     rows = []
@@ -272,7 +146,12 @@ def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: d
 
 
 def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
-    """Replace the atlas's topics."""
+    """Replace the atlas's topics (areas and sub-topics).
+
+    Args:
+        con: A writable connection (a build's copy).
+        topics: The topics to store.
+    """
     con.execute("DELETE FROM topics")
     con.executemany(
         "INSERT INTO topics (id, label, size, keyphrases, parent_id, x, y, method, level) "
@@ -283,7 +162,15 @@ def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
 
 
 def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
-    """The stored blob called ``name`` (e.g. the pickled topic model), or None."""
+    """A stored blob, e.g. the pickled topic model.
+
+    Args:
+        con: An open connection to the atlas.
+        name: The blob's name (``"topics"``: the topic model).
+
+    Returns:
+        The bytes, or None when there is none (or the atlas predates the ``models`` table).
+    """
     try:
         row = con.execute("SELECT blob FROM models WHERE name = ?", (name,)).fetchone()
     except sqlite3.OperationalError:  # an atlas made before the models table
@@ -292,13 +179,25 @@ def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
 
 
 def write_model(con: sqlite3.Connection, name: str, blob: bytes) -> None:
-    """Store ``blob`` under ``name`` (replacing any previous one)."""
+    """Store a blob under a name, replacing any previous one.
+
+    Args:
+        con: A writable connection (a build's copy).
+        name: The blob's name.
+        blob: The bytes.
+    """
     con.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (name, blob))
 
 
 def previous_placement(con: sqlite3.Connection) -> dict[str, tuple[int | None, float | None, float | None, str]]:
-    """``paper_id -> (topic_id, x, y, content_hash)`` as the atlas held them before this build rewrites them
-    (empty for a new atlas)."""
+    """Where each paper was placed before this build rewrites the papers.
+
+    Args:
+        con: A connection to the atlas (a build's copy, before :func:`write_papers`).
+
+    Returns:
+        ``paper_id -> (topic_id, x, y, content_hash)`` (empty for a new atlas).
+    """
     try:
         rows = con.execute("SELECT id, topic_id, x, y, content_hash FROM papers").fetchall()
     except sqlite3.OperationalError:
@@ -307,7 +206,14 @@ def previous_placement(con: sqlite3.Connection) -> dict[str, tuple[int | None, f
 
 
 def previous_topics(con: sqlite3.Connection) -> dict[int, Topic]:
-    """The topics (areas and sub-topics) the atlas held before this build rewrites them."""
+    """The topics the atlas held before this build rewrites them.
+
+    Args:
+        con: A connection to the atlas (a build's copy, before :func:`write_topics`).
+
+    Returns:
+        ``topic id -> Topic`` (areas and sub-topics; empty for a new atlas).
+    """
     try:
         rows = con.execute("SELECT * FROM topics").fetchall()
     except sqlite3.OperationalError:
@@ -323,7 +229,15 @@ def _row_to_topic(r: sqlite3.Row) -> Topic:
 
 
 def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[str, np.ndarray]]:
-    """``paper_id -> (content_hash, vector (dim,) float32)`` for embeddings made by ``model``."""
+    """The stored embeddings made by one model.
+
+    Args:
+        con: A connection to the atlas.
+        model: The embedding model's name.
+
+    Returns:
+        ``paper_id -> (content_hash, vector)``, each vector of shape ``(dim,)``, float32.
+    """
     out = {}
     for row in con.execute("SELECT paper_id, content_hash, vector FROM embeddings WHERE model = ?", (model,)):
         out[row[0]] = (row[1], np.frombuffer(row[2], dtype=np.float32))
@@ -332,7 +246,18 @@ def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[st
 
 def write_embeddings(con: sqlite3.Connection, model: str, ids: list[str], hashes: list[str],
                      vectors: np.ndarray) -> None:
-    """Replace all stored embeddings with ``vectors`` ((len(ids), dim) float32) for ``ids``."""
+    """Replace all stored embeddings.
+
+    Args:
+        con: A writable connection (a build's copy).
+        model: The embedding model's name.
+        ids: The papers' ids, one per row of ``vectors``.
+        hashes: The hash of each paper's embedded text, one per row.
+        vectors: Shape ``(len(ids), dim)``, stored as float32.
+
+    Raises:
+        ValueError: ``ids``, ``hashes`` and ``vectors`` differ in length.
+    """
     con.execute("DELETE FROM embeddings")
     con.executemany(
         "INSERT INTO embeddings (paper_id, model, content_hash, vector) VALUES (?, ?, ?, ?)",
@@ -342,7 +267,12 @@ def write_embeddings(con: sqlite3.Connection, model: str, ids: list[str], hashes
 
 
 def set_meta(con: sqlite3.Connection, **values) -> None:
-    """Store ``key=value`` pairs in the ``meta`` table (values JSON-encoded)."""
+    """Store metadata of the atlas.
+
+    Args:
+        con: A writable connection (a build's copy).
+        **values: ``key=value`` pairs; each value is stored JSON-encoded, replacing the key's previous value.
+    """
     con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                     [(k, json.dumps(v, ensure_ascii=False)) for k, v in values.items()])
 
@@ -353,17 +283,30 @@ T = TypeVar("T")
 class Atlas:
     """Read-only view of an atlas file, loaded into memory for querying.
 
-    Attributes: ``papers`` (list[Paper] in stored order), ``by_id`` (id → Paper), ``topics`` (id → Topic),
-    ``ids`` (list[str], row order of ``vectors``), ``vectors`` ((n_papers, dim) float32, L2-normalised; empty
-    (0, 0) when the atlas has no embeddings), ``embed_model`` (name of the model that made them), ``meta``.
-    Raises :class:`AtlasNotFound` when the file is missing.
+    Attributes:
+        path: The atlas file.
+        con: The read-only connection (rows as :class:`sqlite3.Row`).
+        papers: ``list[Paper]`` in stored order.
+        by_id: ``paper id -> Paper``.
+        topics: ``topic id -> Topic``.
+        ids: ``list[str]``, the row order of ``vectors``.
+        vectors: ``(n_papers, dim)`` float32, L2-normalised; empty ``(0, 0)`` when the atlas has no embeddings.
+        row_of: ``paper id -> row`` of ``vectors``.
+        embed_model: The name of the model that made the vectors.
+        meta: ``key -> value`` of the ``meta`` table (JSON-decoded).
+
+    Args:
+        path: The atlas file.
+
+    Raises:
+        AtlasNotFound: The file is missing.
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.con = connect(self.path, readonly=True)
         self.meta = {r[0]: json.loads(r[1]) for r in self.con.execute("SELECT key, value FROM meta")}
-        self.papers = [_row_to_paper(r) for r in self.con.execute("SELECT * FROM papers ORDER BY rowid")]
+        self.papers = [row_to_paper(r) for r in self.con.execute("SELECT * FROM papers ORDER BY rowid")]
         self.by_id = {p.id: p for p in self.papers}
         self.topics: dict[int, Topic] = {}
         for r in self.con.execute("SELECT * FROM topics ORDER BY id"):
@@ -379,10 +322,20 @@ class Atlas:
         self._derived_guard = threading.Lock()
 
     def derived(self, name: str, compute: Callable[[], T]) -> T:
-        """A value computed from this atlas by ``compute()`` the first time ``name`` is asked for and kept with
-        the atlas object (query-side indexes: the recommender's TF-IDF matrix, document frequencies, topic
-        centroids). Thread-safe: concurrent callers of one ``name`` wait for a single computation, other names
-        are not held up. The atlas is read-only, so a value never goes stale while the object lives."""
+        """A value computed from this atlas once and kept with the atlas object.
+
+        ``compute()`` runs the first time ``name`` is asked for (query-side indexes: the recommender's TF-IDF
+        matrix, document frequencies, topic centroids). Thread-safe: concurrent callers of one ``name`` wait for a
+        single computation, other names are not held up. The atlas is read-only, so a value never goes stale
+        while the object lives.
+
+        Args:
+            name: The value's key.
+            compute: Makes the value (called at most once per name).
+
+        Returns:
+            The value.
+        """
         with self._derived_guard:
             if name in self._derived:
                 return self._derived[name]  # type: ignore[return-value]
@@ -397,23 +350,47 @@ class Atlas:
         self.con.close()
 
     def topic_label(self, topic_id: int | None) -> str:
-        """The label of ``topic_id`` or ``""``."""
+        """A topic's label.
+
+        Args:
+            topic_id: The topic's id, or None.
+
+        Returns:
+            The label, or ``""`` for None or an unknown id.
+        """
         t = self.topics.get(topic_id) if topic_id is not None else None
         return t.label if t else ""
 
     def area_of(self, topic_id: int | None) -> Topic | None:
-        """The area (level-0 topic) that ``topic_id`` belongs to: its parent, or itself when it is an area (or
-        when the atlas predates areas); None for no topic."""
+        """The area (level-0 topic) a topic belongs to.
+
+        Args:
+            topic_id: The topic's id, or None.
+
+        Returns:
+            Its parent, or the topic itself when it is an area (or the atlas predates areas); None for no topic.
+        """
         t = self.topics.get(topic_id) if topic_id is not None else None
         if t is None:
             return None
         return self.topics.get(t.parent_id, t) if t.parent_id is not None else t
 
     def areas(self) -> list[Topic]:
-        """Level-0 topics, largest first (every topic when the atlas has no hierarchy)."""
+        """The areas.
+
+        Returns:
+            Level-0 topics, largest first (every topic when the atlas has no hierarchy).
+        """
         tops = [t for t in self.topics.values() if t.level == 0] or list(self.topics.values())
         return sorted(tops, key=lambda t: (-t.size, t.id))
 
     def subtopics(self, area_id: int) -> list[Topic]:
-        """The sub-topics of area ``area_id``, largest first."""
+        """The sub-topics of an area.
+
+        Args:
+            area_id: The area's id.
+
+        Returns:
+            Its sub-topics, largest first.
+        """
         return sorted((t for t in self.topics.values() if t.parent_id == area_id), key=lambda t: (-t.size, t.id))

@@ -1,0 +1,228 @@
+"""Numbered schema migrations of an atlas file, the way ``sqlite-utils`` and ``llm`` do it.
+
+:data:`MIGRATIONS` is an ordered list of functions, numbered 1, 2, …; the atlas's ``meta.schema_version`` is the
+number of the last one that has run on it. Opening an atlas for writing (a build's private copy in
+:func:`paperatlas.store.atomic_rebuild`, a reader's write on the live file in :mod:`paperatlas.store.userdata`)
+calls :func:`migrate`, which runs the missing ones in one transaction. The current schema is what running all of
+them on an empty file creates: there is no other ``CREATE`` statement for these tables.
+
+Rules for a new migration: append a function decorated with ``@_migration(N)`` (N = last number + 1); only
+``CREATE ... IF NOT EXISTS`` and ``ALTER TABLE ... ADD COLUMN`` (through :func:`_add_columns`, which checks the
+columns first), never ``DROP`` a table that holds data; every statement through ``con.execute`` (``executescript``
+would commit half-way). Each migration is idempotent, so it may also run on an odd file that has some of its
+changes already.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+#: ``(number, function)`` in the order they run; numbers are 1, 2, … without gaps.
+MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = []
+
+
+class AtlasTooNew(ValueError):
+    """The atlas file was written by a newer paperatlas: its schema version is above :data:`LATEST`."""
+
+
+def _migration(number: int) -> Callable[[Callable[[sqlite3.Connection], None]], Callable[[sqlite3.Connection], None]]:
+    def register(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+        if number != len(MIGRATIONS) + 1:
+            raise RuntimeError(f"migration {fn.__name__} is numbered {number}, expected {len(MIGRATIONS) + 1}")
+        MIGRATIONS.append((number, fn))
+        return fn
+
+    return register
+
+
+def _columns(con: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+
+
+def _add_columns(con: sqlite3.Connection, table: str, columns: list[tuple[str, str]]) -> None:
+    """``ALTER TABLE table ADD COLUMN`` each ``(name, type)`` the table does not have yet."""
+    have = set(_columns(con, table))
+    for name, sql_type in columns:
+        if name not in have:
+            con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {sql_type}")
+
+
+@_migration(1)
+def m001_initial(con: sqlite3.Connection) -> None:
+    """Migration 1: the schema of the first atlases.
+
+    Creates metadata, papers, embeddings, topics and the FTS5 search index.
+
+    Args:
+        con: A writable connection, inside the migration transaction.
+    """
+    con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("""CREATE TABLE IF NOT EXISTS papers (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, abstract TEXT, venue TEXT, year INTEGER, status TEXT,
+    track TEXT, digest TEXT, tldr TEXT, tldr_method TEXT, keyphrases_method TEXT, topic_id INTEGER,
+    x REAL, y REAL, authors TEXT, links TEXT, sources TEXT, given_keyphrases TEXT, sections TEXT,
+    affiliations TEXT, extra TEXT, keyphrases TEXT, content_hash TEXT
+)""")
+    con.execute("CREATE INDEX IF NOT EXISTS papers_topic ON papers(topic_id)")
+    con.execute("""CREATE TABLE IF NOT EXISTS embeddings (
+    paper_id TEXT PRIMARY KEY, model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL
+)""")
+    con.execute("""CREATE TABLE IF NOT EXISTS topics (
+    id INTEGER PRIMARY KEY, label TEXT NOT NULL, size INTEGER, keyphrases TEXT, parent_id INTEGER,
+    x REAL, y REAL, method TEXT
+)""")
+    con.execute("""CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(
+    paper_id UNINDEXED, title, authors, abstract, keyphrases, tldr,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+)""")
+
+
+@_migration(2)
+def m002_topic_hierarchy_and_reader_tables(con: sqlite3.Connection) -> None:
+    """Migration 2: topics v2 and the reader's tables.
+
+    Adds the columns of the areas → sub-topics hierarchy (papers: topic confidence, low-confidence flag,
+    secondary topics; topics: level) and the stored topic model table, then the reader's tables (overrides,
+    marks, list items; some version-1 atlases have overrides already).
+
+    Args:
+        con: A writable connection, inside the migration transaction.
+    """
+    _add_columns(con, "papers", [("topic_confidence", "REAL"), ("low_confidence", "INTEGER"),
+                                 ("secondary_topic_ids", "TEXT")])
+    _add_columns(con, "topics", [("level", "INTEGER")])
+    con.execute("CREATE TABLE IF NOT EXISTS models (name TEXT PRIMARY KEY, blob BLOB NOT NULL)")
+    con.execute("""CREATE TABLE IF NOT EXISTS overrides (
+    paper_id TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL, title TEXT, edited_at TEXT NOT NULL,
+    PRIMARY KEY (paper_id, field)
+)""")
+    con.execute("""CREATE TABLE IF NOT EXISTS marks (
+    paper_id TEXT PRIMARY KEY, title TEXT NOT NULL, rating INTEGER NOT NULL DEFAULT 0,
+    note TEXT NOT NULL DEFAULT '', read_at TEXT, updated_at TEXT NOT NULL
+)""")
+    con.execute("""CREATE TABLE IF NOT EXISTS list_items (
+    list TEXT NOT NULL, paper_id TEXT NOT NULL, title TEXT NOT NULL, added_at TEXT NOT NULL,
+    PRIMARY KEY (list, paper_id)
+)""")
+
+
+#: The number of the last migration: the schema version this code reads and writes.
+LATEST = MIGRATIONS[-1][0]
+
+
+def schema_version(con: sqlite3.Connection) -> int:
+    """The atlas's ``meta.schema_version``.
+
+    Args:
+        con: An open connection to the atlas file (read-only is fine).
+
+    Returns:
+        The number of the last migration that has run on the file; 0 for a new, empty file (no ``meta`` table or
+        no ``schema_version`` row).
+    """
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: a new, empty file
+        return 0
+    return int(row[0]) if row is not None else 0
+
+
+@functools.cache
+def expected_schema() -> dict[str, frozenset[str]]:
+    """The tables and columns that running every migration on an empty database creates.
+
+    Returns:
+        ``table name -> column names`` (FTS5 shadow tables included).
+    """
+    mem = sqlite3.connect(":memory:")
+    try:
+        for _, fn in MIGRATIONS:
+            fn(mem)
+        return _schema(mem)
+    finally:
+        mem.close()
+
+
+def _schema(con: sqlite3.Connection) -> dict[str, frozenset[str]]:
+    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                       "AND name NOT LIKE 'sqlite_%'")]
+    return {n: frozenset(_columns(con, n)) for n in names}
+
+
+def _incomplete(con: sqlite3.Connection) -> bool:
+    """True when the file lacks a table or column the migrations create (an odd file whose version says more)."""
+    have = _schema(con)
+    return any(not cols <= have.get(table, frozenset()) for table, cols in expected_schema().items())
+
+
+def _file_name(con: sqlite3.Connection) -> str:
+    row = next((r for r in con.execute("PRAGMA database_list") if r[1] == "main"), None)
+    return row[2] if row and row[2] else "<in-memory atlas>"
+
+
+def check_not_newer(con: sqlite3.Connection, name: str | Path | None = None) -> int:
+    """Refuse an atlas written by a newer paperatlas.
+
+    Args:
+        con: An open connection to the atlas file.
+        name: The file to name in the error (default: the connection's own file).
+
+    Returns:
+        The file's schema version (0 … :data:`LATEST`).
+
+    Raises:
+        AtlasTooNew: The file's schema version is above :data:`LATEST`.
+    """
+    version = schema_version(con)
+    if version > LATEST:
+        raise AtlasTooNew(f"{name or _file_name(con)}: this atlas has schema version {version}, newer than the "
+                          f"version {LATEST} this paperatlas knows; upgrade paperatlas to write to it")
+    return version
+
+
+def migrate(con: sqlite3.Connection, name: str | Path | None = None) -> list[int]:
+    """Run the migrations the atlas has not had yet, all in one transaction, and record the new version.
+
+    An up-to-date file is left untouched (no write transaction). A file whose version is current but which lacks
+    a table or column of the current schema (an atlas made between two schema changes of one version) gets every
+    migration again: they are idempotent. On any error the transaction is rolled back and the file is unchanged.
+
+    Args:
+        con: A writable connection to the atlas file, not inside a transaction of the caller's (its pending
+            changes would be committed with the migrations).
+        name: The file to name in errors (default: the connection's own file).
+
+    Returns:
+        The numbers of the migrations that ran, in order (empty when the file was up to date).
+
+    Raises:
+        AtlasTooNew: The file's schema version is above :data:`LATEST` (nothing is written).
+        sqlite3.OperationalError: The file is locked by another writer for longer than the connection's timeout.
+    """
+    version = check_not_newer(con, name)
+    if version == LATEST and not _incomplete(con):
+        return []
+    own = not con.in_transaction
+    if own:
+        con.execute("BEGIN IMMEDIATE")
+    try:
+        version = check_not_newer(con, name)  # again, under the write lock: another writer may have migrated
+        ran = [number for number, _ in MIGRATIONS if number > version]
+        for number, fn in MIGRATIONS:
+            if number > version:
+                fn(con)
+        if _incomplete(con):  # an odd file: its version says more than it has
+            ran = [number for number, _ in MIGRATIONS]
+            for _, fn in MIGRATIONS:
+                fn(con)
+        con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(LATEST),))
+        if own:
+            con.commit()
+    except BaseException:
+        if own:
+            con.rollback()
+        raise
+    return ran
