@@ -9,10 +9,12 @@ import shutil
 import sqlite3
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import FIXTURES
 from paperatlas import readinglist as rl
 from paperatlas.build import build
+from paperatlas.cli import main
 from paperatlas.overrides import edit_paper
 from paperatlas.sources.merge import paper_id
 from paperatlas.store import Atlas, AtlasTooNew, schema_version
@@ -192,5 +194,7 @@ def test_an_atlas_from_a_newer_release_is_refused_and_left_unchanged(old_atlas):
         edit_paper(old_atlas, paper_id(SALD), tldr="x")
     with pytest.raises(AtlasTooNew, match=expected):
         build([EXCERPT], old_atlas, venue="ICLR 2021", year=2021)
+    res = CliRunner().invoke(main, ["build", str(EXCERPT), "--db", str(old_atlas)])
+    assert res.exit_code == 1 and f"newer than the version {LATEST}" in res.output and "Traceback" not in res.output
     assert _digest(old_atlas) == before
     assert not list(old_atlas.parent.glob(".*.building"))

@@ -58,6 +58,7 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
     """
     from ..build import build as run_build
     from ..enrich.embed import EmbedderUnavailable
+    from ..store import AtlasTooNew
 
     if fmt and len(fmt) not in (1, len(listings)):
         raise click.UsageError("give --format once (for all listings) or once per listing")
@@ -76,7 +77,7 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
         rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics, seed=seed,
                         progress=tqdm_progress, tldr_backend=backend, n_areas=n_areas, refit_topics=refit_topics,
                         label_backend=backends.get(label_backend))
-    except (SourceError, EmbedderUnavailable) as e:
+    except (SourceError, EmbedderUnavailable, AtlasTooNew) as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
                f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}")
