@@ -13,7 +13,7 @@ from conftest import SAMPLE
 from paperatlas import readinglist as rl
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.overrides import edit_paper
+from paperatlas.overrides import override_paper
 from paperatlas.sources.merge import paper_id
 from paperatlas.store import Atlas
 
@@ -67,7 +67,7 @@ def test_notes_survive_a_rebuild_and_a_corrected_title(copy_atlas, tmp_path):
     rl.add(db, paper_id(NET_DNF))
     rl.rate(db, paper_id(NET_DNF), 1)
     rl.set_note(db, paper_id(NET_DNF), NOTE)
-    edit_paper(db, paper_id(NET_DNF), tldr="Net-DNF: disjunctive normal form networks for tabular data.")
+    override_paper(db, paper_id(NET_DNF), tldr="Net-DNF: disjunctive normal form networks for tabular data.")
     build([SAMPLE], db, venue="ICLR 2021", year=2021)
     assert [e.note for e in rl.entries(db)] == [NOTE]
     # the organisers fix a spelling in the title: the paper's id changes, the reader's data follows it
@@ -88,7 +88,7 @@ def test_export_then_import_into_another_atlas(copy_atlas, tmp_path):
     rl.add(src, paper_id(SCORE), "to discuss")
     rl.set_note(src, paper_id(SCORE), "compare with RAT-SQL")
     rl.mark_read(src, paper_id(NET_DNF))
-    edit_paper(src, paper_id(SCORE), keyphrases=["conversational semantic parsing", "SQL"])
+    override_paper(src, paper_id(SCORE), keyphrases=["conversational semantic parsing", "SQL"])
     out = tmp_path / "mine.json"
     assert cli("list", "export", "-o", out, "--db", src).exit_code == 0
     res = cli("list", "import", out, "--db", dst)

@@ -15,7 +15,7 @@ from conftest import FIXTURES
 from paperatlas import readinglist as rl
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.overrides import edit_paper
+from paperatlas.overrides import override_paper
 from paperatlas.sources.merge import paper_id
 from paperatlas.store import Atlas, AtlasTooNew, schema_version
 from paperatlas.store.migrations import LATEST, MIGRATIONS, expected_schema
@@ -132,7 +132,7 @@ def test_rebuild_of_a_release_0_1_0_atlas_keeps_every_reader_row(old_atlas):
 
 def test_reader_write_on_a_release_0_1_0_atlas_keeps_the_rest(old_atlas):
     assert rl.add(old_atlas, paper_id(SALD), "geometry")
-    edit_paper(old_atlas, paper_id(SALD), tldr="Sign agnostic learning with derivatives for 3D shapes.")
+    override_paper(old_atlas, paper_id(SALD), tldr="Sign agnostic learning with derivatives for 3D shapes.")
     _assert_reader_data_kept(old_atlas)
     assert next(e for e in rl.entries(old_atlas) if e.paper_id == paper_id(SALD)).lists == ["geometry"]
     assert _version(old_atlas) == LATEST
@@ -152,7 +152,7 @@ def test_reader_write_upgrades_a_version_1_atlas_without_a_rebuild(v1_atlas):
     assert len(atlas.papers) == 12 and atlas.vectors.shape == (12, 384)
     assert atlas.by_id[paper_id(ROBUST_RL)].tldr == MY_TLDR  # the version-1 override is still there
     rl.rate(v1_atlas, paper_id(ROBUST_RL), 1)
-    edit_paper(v1_atlas, paper_id(ROBUST_RL), keyphrases=MY_KEYPHRASES)
+    override_paper(v1_atlas, paper_id(ROBUST_RL), keyphrases=MY_KEYPHRASES)
     assert Atlas(v1_atlas).by_id[paper_id(ROBUST_RL)].keyphrases == MY_KEYPHRASES
     (e,) = [e for e in rl.entries(v1_atlas) if e.lists]
     assert (e.paper_id, e.lists) == (paper_id(HOPFIELD), ["physics"])
@@ -191,7 +191,7 @@ def test_an_atlas_from_a_newer_release_is_refused_and_left_unchanged(old_atlas):
     with pytest.raises(AtlasTooNew, match=expected):
         rl.add(old_atlas, paper_id(SALD))
     with pytest.raises(AtlasTooNew, match=expected):
-        edit_paper(old_atlas, paper_id(SALD), tldr="x")
+        override_paper(old_atlas, paper_id(SALD), tldr="x")
     with pytest.raises(AtlasTooNew, match=expected):
         build([EXCERPT], old_atlas, venue="ICLR 2021", year=2021)
     res = CliRunner().invoke(main, ["build", str(EXCERPT), "--db", str(old_atlas)])

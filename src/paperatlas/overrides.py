@@ -1,4 +1,4 @@
-"""The reader's edits: TL;DR and keyphrase overrides that win over every later rebuild.
+"""The reader's overrides: their own TL;DR and keyphrases for a paper, winning over every later rebuild.
 
 Overrides live in the atlas file's ``overrides`` table (one row per paper and field, with the paper's title and
 the time of the edit), which builds never write: a rebuild carries it over and re-applies it.
@@ -55,7 +55,7 @@ def show_overrides(con: store.Connection, paper: str | Mapping[str, Any],
     return store.row_to_paper(store.show_overrides(con, paper_id, overrides))
 
 
-def edit_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyphrases: list[str] | None = None,
+def override_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyphrases: list[str] | None = None,
                clear: bool = False) -> Paper:
     """Record the reader's TL;DR and/or keyphrases for a paper and show them at once.
 

@@ -134,13 +134,13 @@ def topics_command(db, terms):
 @db_option
 @click.option("--tldr", default=None, help="Your one-sentence TL;DR for the paper.")
 @click.option("--keyphrases", default=None, help='Your keyphrases, separated by ";", e.g. "a; b; c".')
-@click.option("--clear", is_flag=True, help="Forget your edits of this paper (generated values return on rebuild).")
+@click.option("--clear", is_flag=True, help="Drop your overrides of this paper (generated values return on rebuild).")
 def edit_command(paper, db, tldr, keyphrases, clear):
     """Override PAPER's (id or title) TL;DR and/or keyphrases.
 
     Your edit wins over every later rebuild, is kept in the atlas file, and is what publish writes.
     """
-    from ..overrides import edit_paper, parse_keyphrases
+    from ..overrides import override_paper, parse_keyphrases
     from ..store import AtlasNotFound
 
     if tldr is None and keyphrases is None and not clear:
@@ -151,7 +151,7 @@ def edit_command(paper, db, tldr, keyphrases, clear):
     finally:
         atlas.close()
     try:
-        p = edit_paper(atlas.path, pid, tldr=tldr, clear=clear,
+        p = override_paper(atlas.path, pid, tldr=tldr, clear=clear,
                        keyphrases=parse_keyphrases(keyphrases) if keyphrases is not None else None)
     except (LookupError, ValueError, AtlasNotFound) as e:
         raise click.ClickException(str(e)) from e
@@ -159,7 +159,7 @@ def edit_command(paper, db, tldr, keyphrases, clear):
     click.echo(f"TL;DR ({p.tldr_method}): {p.tldr}")
     click.echo(f"Keyphrases ({p.keyphrases_method}): {'; '.join(p.keyphrases)}")
     if clear:
-        click.echo("edits cleared; the generated values come back at the next build")
+        click.echo("overrides cleared; the generated values come back at the next build")
 
 
 def _recommend_liked(atlas, like: tuple[str, ...], dislike: tuple[str, ...] = ()) -> tuple[list, list]:

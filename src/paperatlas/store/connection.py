@@ -1,4 +1,4 @@
-"""Opening an atlas file: read-only for queries, or one write transaction on the live file for the reader's edits.
+"""Opening an atlas file: read-only for queries, or one write transaction on the live file for the reader's own data.
 
 Every writable opening brings the file to the current schema first (:func:`paperatlas.store.migrations.migrate`).
 """

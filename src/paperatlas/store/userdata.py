@@ -251,7 +251,7 @@ def import_rows(db: str | Path, entries: list[dict[str, Any]], overrides: list[d
         not_found = sorted({r[0] for r in con.execute(
             "SELECT title FROM marks WHERE paper_id NOT IN (SELECT id FROM papers) UNION "
             "SELECT title FROM list_items WHERE paper_id NOT IN (SELECT id FROM papers)")})
-        stored = get_overrides(con)  # show imported TL;DR/keyphrase edits at once, as `edit` does
+        stored = get_overrides(con)  # show imported TL;DR/keyphrase overrides at once, as `edit` does
         for pid in sorted(set(stored) & ids):
             show_overrides(con, pid, stored)
     return not_found

@@ -130,7 +130,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
 
     @app.post("/paper/<pid>/edit")
     def edit(pid: str):
-        from ..overrides import edit_paper, parse_keyphrases
+        from ..overrides import override_paper, parse_keyphrases
 
         p = atlas.by_id.get(pid)
         if p is None:
@@ -138,7 +138,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         tldr = request.form.get("tldr", "").strip()
         kps = parse_keyphrases(request.form.get("keyphrases", ""))
         try:
-            edited = edit_paper(atlas.path, pid, tldr=tldr if tldr and tldr != p.tldr else None,
+            edited = override_paper(atlas.path, pid, tldr=tldr if tldr and tldr != p.tldr else None,
                                 keyphrases=kps if kps and kps != p.keyphrases else None)
         except ValueError as e:
             abort(400, str(e))

@@ -11,7 +11,7 @@ from conftest import SAMPLE
 from paperatlas import build as build_mod
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.overrides import edit_paper, parse_keyphrases
+from paperatlas.overrides import override_paper, parse_keyphrases
 from paperatlas.search import Filters, search
 from paperatlas.store import Atlas
 from paperatlas.web import create_app
@@ -58,7 +58,7 @@ def test_edit_made_while_a_build_runs_is_not_lost(copy_atlas, monkeypatch):
     real = build_mod.update_topics
 
     def topics_with_a_concurrent_edit(*a, **k):
-        edit_paper(db, pid, tldr=MY_TLDR)  # the reader edits the live atlas mid-build
+        override_paper(db, pid, tldr=MY_TLDR)  # the reader edits the live atlas mid-build
         return real(*a, **k)
 
     monkeypatch.setattr(build_mod, "update_topics", topics_with_a_concurrent_edit)
@@ -79,7 +79,7 @@ def test_clear_and_errors(copy_atlas):
     res = cli("edit", NET_DNF, "--db", db)
     assert res.exit_code == 2 and "give --tldr, --keyphrases or --clear" in res.output
     with pytest.raises(LookupError):
-        edit_paper(db, "0000000000", tldr="x")
+        override_paper(db, "0000000000", tldr="x")
 
 
 def test_parse_keyphrases():
