@@ -1,10 +1,10 @@
-"""Unfolding Markdown escapes and light LaTeX markup in scraped paper listings.
+r"""Unfolding Markdown escapes and light LaTeX markup in scraped paper listings.
 
 Listings converted from HTML to Markdown carry two layers of markup in titles and abstracts:
 
-* Markdown backslash escapes, sometimes applied twice (``\\(coRNN\\)``, ``ATLA\\\\_robust``, ``\\\\$1/n\\\\$``);
-* LaTeX written by the authors: inline math (``$\\ell_p$``), text-mode commands (``\\emph{..}``, ``\\url{..}``,
-  ``\\footnote{..}``), accents (``Poincar\\'e``), quotes (````like this''``), ties (``e.g.~BERT``).
+* Markdown backslash escapes, sometimes applied twice (``\(coRNN\)``, ``ATLA\\_robust``, ``\\$1/n\\$``);
+* LaTeX written by the authors: inline math (``$\ell_p$``), text-mode commands (``\emph{..}``, ``\url{..}``,
+  ``\footnote{..}``), accents (``Poincar\'e``), quotes (````like this''``), ties (``e.g.~BERT``).
 
 The helpers here turn such text into a readable form while keeping math spans ``$...$`` as LaTeX (so a renderer
 such as KaTeX can still typeset them). Public API:
@@ -15,7 +15,7 @@ such as KaTeX can still typeset them). Public API:
 * :func:`unfold_links` -- Markdown links and ``<autolinks>`` to plain readable text;
 * :func:`unfold_latex_text` -- text-mode LaTeX (commands, accents, quotes, ties) to plain text;
 * :func:`clean_markup` -- the whole pipeline for one title or abstract paragraph (what readers call);
-* :func:`render_latex` -- inline math as plain Unicode text (``$\\ell_p$`` → ``ℓₚ``-style), for one-line TL;DRs.
+* :func:`render_latex` -- inline math as plain Unicode text (``$\ell_p$`` → ``ℓₚ``-style), for one-line TL;DRs.
 """
 
 from __future__ import annotations
@@ -48,13 +48,19 @@ _ESCAPED_COMMAND_RE = re.compile(r"\\{2,}(?=[A-Za-z])")
 
 
 def unescape_markdown(text: str) -> str:
-    """Undo Markdown backslash escapes in ``text``.
+    r"""Undo Markdown backslash escapes in ``text``.
 
     A run of backslashes before one of :data:`MARKDOWN_ESCAPABLE` collapses to that character
-    (``\\(coRNN\\)`` -> ``(coRNN)``, ``ATLA\\\\_robust`` -> ``ATLA_robust``, ``\\*`` -> ``*``, ``\\$`` -> ``$``);
-    two or more backslashes before a letter become one (``\\\\epsilon`` -> ``\\epsilon``: an escaped LaTeX
-    command). A single backslash before a letter or other punctuation (``\\ell``, ``\\{``, ``\\%``) is LaTeX
-    and kept. Returns a new string; never raises.
+    (``\(coRNN\)`` -> ``(coRNN)``, ``ATLA\\_robust`` -> ``ATLA_robust``, ``\*`` -> ``*``, ``\$`` -> ``$``);
+    two or more backslashes before a letter become one (``\\epsilon`` -> ``\epsilon``: an escaped LaTeX
+    command). A single backslash before a letter or other punctuation (``\ell``, ``\{``, ``\%``) is LaTeX
+    and kept. Never raises.
+
+    Args:
+        text: Any Markdown text.
+
+    Returns:
+        A new string with the escapes undone.
     """
     text = _MD_ESCAPE_RE.sub(r"\1", text)
     return _ESCAPED_COMMAND_RE.sub(r"\\", text)
@@ -68,12 +74,18 @@ _WRAPPED_WORD_RE = re.compile(r"\$\\+\$(?P<math>[^$]*[^$\\])\\+\$(?P<rest>[^$\s\
 
 
 def normalize_math_delimiters(text: str) -> str:
-    """Collapse every run of escaped and/or doubled dollar signs into one ``$``.
+    r"""Collapse every run of escaped and/or doubled dollar signs into one ``$``.
 
-    Scraped listings escape inline-math delimiters inconsistently: ``\\$\\ell\\_p\\$``, ``$\\$L_0\\$$``,
-    ``\\\\$i\\\\\\$``. In such listings a dollar sign always delimits math, so ``$\\$L_0\\$$`` -> ``$L_0$``.
-    A word wrapped whole in an extra pair, ``$\\$k\\$NN-MT$``, becomes ``$k$NN-MT``. (Display math ``$$..$$``
+    Scraped listings escape inline-math delimiters inconsistently: ``\$\ell\_p\$``, ``$\$L_0\$$``,
+    ``\\$i\\\$``. In such listings a dollar sign always delimits math, so ``$\$L_0\$$`` -> ``$L_0$``.
+    A word wrapped whole in an extra pair, ``$\$k\$NN-MT$``, becomes ``$k$NN-MT``. (Display math ``$$..$$``
     is flattened to inline math too.) Never raises.
+
+    Args:
+        text: A title or abstract from a scraped listing.
+
+    Returns:
+        The text with every run of dollar signs as one ``$``.
     """
     text = _WRAPPED_WORD_RE.sub(r"$\g<math>$\g<rest>", text)
     return _DOLLAR_RUN_RE.sub("$", text)
@@ -85,6 +97,12 @@ def split_math(text: str) -> list[tuple[str, bool]]:
     Math segments exclude their ``$`` delimiters. Dollars pair up left to right; an unpaired last ``$`` is
     kept as literal text. ``"a $x$ b"`` -> ``[("a ", False), ("x", True), (" b", False)]``.
     Concatenating text segments and ``"$" + math + "$"`` restores the input.
+
+    Args:
+        text: Text with inline math (delimiters already normalised, see :func:`normalize_math_delimiters`).
+
+    Returns:
+        The ``(segment, is_math)`` pieces in order; empty text segments are left out.
     """
     positions = [m.start() for m in re.finditer(r"(?<!\\)\$", text)]
     if len(positions) % 2:
@@ -125,16 +143,23 @@ def _looks_like_url(s: str) -> bool:
 
 
 def unfold_links(text: str, keep_url: Callable[[str], str] | None = None) -> str:
-    """Replace Markdown links and autolinks in ``text`` by readable plain text.
+    r"""Replace Markdown links and autolinks in ``text`` by readable plain text.
 
     * ``<https://x.org/a>`` -> ``https://x.org/a``;
-    * ``[https://x.org/a\\\\_b](https://x.org/a_b)`` (the text is itself a URL) -> the target URL;
+    * ``[https://x.org/a\\_b](https://x.org/a_b)`` (the text is itself a URL) -> the target URL;
     * ``[text](#)`` / ``[text]()`` (no real target) -> ``text``;
     * ``[text](url)`` where the text already shows the URL -> ``text``; otherwise ``text (url)``.
 
     The link text is left otherwise untouched (escapes are undone later by the caller). ``keep_url`` is
     applied to every emitted target URL (the pipeline uses it to protect URLs from later rewriting); by
     default the URL is emitted as is. Never raises.
+
+    Args:
+        text: Markdown text.
+        keep_url: Maps each emitted target URL to the text emitted for it; identity when ``None``.
+
+    Returns:
+        The text with its links unfolded.
     """
     keep = keep_url or (lambda u: u)
 
@@ -210,14 +235,20 @@ def _repeat_sub(pattern: re.Pattern[str], repl, text: str) -> str:
 
 
 def unfold_latex_text(text: str) -> str:
-    """Rewrite text-mode LaTeX and leftover Markdown/HTML inline markup in ``text`` as plain text.
+    r"""Rewrite text-mode LaTeX and leftover Markdown/HTML inline markup in ``text`` as plain text.
 
     Meant for text *outside* math (see :func:`split_math`); assumes Markdown escapes are already undone.
-    ``\\emph{x}``/``\\textbf{x}``/``\\texttt{x}``/``\\url{x}``/``{\\em x}`` -> ``x``; ``\\footnote{x}`` -> `` (x)``;
-    ``\\cite{k}`` -> ``[k]``; ``\\LaTeX`` -> ``LaTeX``; ``Poincar\\'e`` -> ``Poincaré``;
-    ``\\%``/``\\&``/``\\#`` -> the character; ``e.g.~BERT`` -> ``e.g. BERT``; ````x''`` -> ``"x"``;
+    ``\emph{x}``/``\textbf{x}``/``\texttt{x}``/``\url{x}``/``{\em x}`` -> ``x``; ``\footnote{x}`` -> `` (x)``;
+    ``\cite{k}`` -> ``[k]``; ``\LaTeX`` -> ``LaTeX``; ``Poincar\'e`` -> ``Poincaré``;
+    ``\%``/``\&``/``\#`` -> the character; ``e.g.~BERT`` -> ``e.g. BERT``; ````x''`` -> ``"x"``;
     ```x'`` -> ``'x'``; ```code``` and ``*emphasis*`` lose their markers; ``1024<sup>2</sup>`` -> ``1024^2``.
     Unknown commands are left as they are. Never raises.
+
+    Args:
+        text: Text outside math, Markdown escapes undone.
+
+    Returns:
+        The plain text.
     """
     text = _repeat_sub(_UNWRAP_RE, r"\1", text)
     text = _FONT_SWITCH_RE.sub(r"\1", text)
@@ -254,18 +285,25 @@ _BEFORE_MATH_SPACE_RE = re.compile(r"(?<=[(\[])\s+$")
 
 
 def clean_markup(text: str, *, keep_newlines: bool = False) -> str:
-    """Turn one title or abstract paragraph from a scraped Markdown listing into readable text.
+    r"""Turn one title or abstract paragraph from a scraped Markdown listing into readable text.
 
     Steps: escaped/doubled dollars -> ``$`` (:func:`normalize_math_delimiters`); Markdown links and autolinks
     -> plain text (:func:`unfold_links`); Markdown escapes undone (:func:`unescape_markdown`); text-mode LaTeX
     outside math unfolded (:func:`unfold_latex_text`); a math span holding only a URL
-    (``$\\text{\\url{..}}$``) becomes the URL; whitespace collapsed to single spaces, and the padding a converter
-    puts around math removed (``$\\ell_p$ -Norm`` -> ``$\\ell_p$-Norm``; ``( $x$ ) ,`` -> ``($x$),``; ``$g$ 's``).
+    (``$\text{\url{..}}$``) becomes the URL; whitespace collapsed to single spaces, and the padding a converter
+    puts around math removed (``$\ell_p$ -Norm`` -> ``$\ell_p$-Norm``; ``( $x$ ) ,`` -> ``($x$),``; ``$g$ 's``).
     URLs are protected during rewriting, so ``_``, ``~`` or ``*`` inside them survive. Math content keeps its
-    LaTeX (``$\\|x\\|_2$``, ``$90\\%$``). With ``keep_newlines`` blank-line paragraph breaks are kept as
-    ``"\\n\\n"``; otherwise the result is a single line. Never raises.
+    LaTeX (``$\|x\|_2$``, ``$90\%$``). With ``keep_newlines`` blank-line paragraph breaks are kept as
+    ``"\n\n"``; otherwise the result is a single line. Never raises.
 
-    Example: ``Under \\$\\ell\\_p\\$ -Norm \\(coRNN\\)`` -> ``Under $\\ell_p$-Norm (coRNN)``.
+    Example: ``Under \$\ell\_p\$ -Norm \(coRNN\)`` -> ``Under $\ell_p$-Norm (coRNN)``.
+
+    Args:
+        text: One title or abstract paragraph (or a whole abstract, with ``keep_newlines``).
+        keep_newlines: Keep blank-line paragraph breaks (each paragraph cleaned on its own, empty ones dropped).
+
+    Returns:
+        The readable text.
     """
     if keep_newlines:
         paras = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
@@ -362,7 +400,17 @@ def _math_to_text(m: str) -> str:
 
 
 def render_latex(text: str) -> str:
-    """Inline math ``$...$`` and stray text-mode LaTeX commands rendered as readable plain text."""
+    """Inline math ``$...$`` and stray text-mode LaTeX commands rendered as readable plain text.
+
+    Greek letters and operators become Unicode, ``^2`` becomes ``²``, braces are dropped; ``$$...$$`` is
+    treated like ``$...$``; LaTeX double quotes become ``"``.
+
+    Args:
+        text: One line of text, e.g. a TL;DR.
+
+    Returns:
+        The text without LaTeX markup.
+    """
     text = re.sub(r"\$\$?([^$]+)\$?\$", lambda mt: _math_to_text(mt.group(1)), text)
     text = re.sub(r"\\(?:emph|textbf|textit|texttt|text|textsc)\{([^{}]*)\}", r"\1", text)
     text = re.sub(r"\{\\(?:em|it|bf|sc|tt)\s+([^{}]*)\}", r"\1", text)

@@ -1,6 +1,8 @@
-"""What every HTML page paperatlas writes shares, whether served (:mod:`paperatlas.web`) or published
-(:mod:`paperatlas.publish`): the inline page icon and the one Markdown parser for readers' notes and highlights
-pages (markdown-it-py, raw HTML escaped)."""
+"""What every HTML page paperatlas writes shares: the page icon and the Markdown parser.
+
+Shared whether the page is served (:mod:`paperatlas.web`) or published (:mod:`paperatlas.publish`): the inline
+page icon and the one Markdown parser for readers' notes and highlights pages (markdown-it-py, raw HTML escaped).
+"""
 
 from __future__ import annotations
 
@@ -12,13 +14,26 @@ FAVICON = ("<link rel=\"icon\" href=\"data:image/svg+xml,%3Csvg xmlns='http://ww
 
 
 def markdown_parser():
-    """The Markdown parser of notes and highlights pages: markdown-it-py CommonMark with tables, raw HTML escaped
-    (not rendered), links with unsafe schemes (``javascript:``) left as text by markdown-it's link validation."""
+    """The Markdown parser of notes and highlights pages.
+
+    markdown-it-py CommonMark with tables, raw HTML escaped (not rendered), links with unsafe schemes
+    (``javascript:``) left as text by markdown-it's link validation.
+
+    Returns:
+        A new ``markdown_it.MarkdownIt`` parser.
+    """
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
 def note_html(note: str) -> str:
-    """A reader's Markdown note as safe HTML (:func:`markdown_parser`)."""
+    """A reader's Markdown note as safe HTML (:func:`markdown_parser`).
+
+    Args:
+        note: The note's Markdown; ``None`` or ``""`` gives ``""``.
+
+    Returns:
+        The rendered HTML.
+    """
     return markdown_parser().render(note or "")

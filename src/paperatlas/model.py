@@ -39,6 +39,17 @@ class SourceError(ValueError):
 
     The message always names the file, the line (1-based) or record index (0-based), and what is wrong,
     e.g. ``seeds/001.txt:812: paper heading without an author line``.
+
+    Args:
+        path: The file being read.
+        where: The 1-based line or 0-based record index of the problem; ``None`` or ``""`` when it concerns the
+            whole file (the message then names the file only).
+        problem: What is wrong.
+
+    Attributes:
+        path: The file, as a string.
+        where: The line or record index as given.
+        problem: What is wrong, without the location.
     """
 
     def __init__(self, path: str, where: str | int | None, problem: str):
@@ -53,7 +64,10 @@ class SourceError(ValueError):
 class Link:
     """A URL attached to a paper.
 
-    ``kind`` is one of :data:`LINK_KINDS`; GitHub/GitLab URLs are ``code``.
+    Attributes:
+        url: The URL; ``""`` for a link kind a listing names without a URL.
+        kind: One of :data:`LINK_KINDS`; GitHub/GitLab URLs are ``code``.
+        label: The link's text or tag in the listing, where it gives one.
     """
 
     url: str
@@ -65,8 +79,14 @@ class Link:
 class SourceRef:
     """Where a paper record came from (provenance).
 
-    ``line`` is the 1-based line where the record starts (text formats); ``record`` the 0-based index in a JSON
-    array. ``section`` and ``year_heading`` are the curated headings it was listed under (awesome lists).
+    Attributes:
+        format: The reader's name (a key of :data:`paperatlas.sources.READERS`).
+        path: The listing file.
+        line: The 1-based line where the record starts (text formats).
+        record: The 0-based index in a JSON array.
+        section: The curated section heading it was listed under (awesome lists).
+        year_heading: The curated year heading it was listed under (awesome lists).
+        native_id: The record's own id in the source (Paper Copilot JSON), where it has one.
     """
 
     format: str
@@ -82,23 +102,36 @@ class SourceRef:
 class Paper:
     """One paper: given fields from a listing plus generated fields from enrichment.
 
-    Given fields
-        ``title`` (cleaned, single line), ``authors`` (list of display names), ``abstract`` (paragraphs separated
-        by a blank line), ``venue`` (e.g. ``"ICLR 2021"``, ``"Nature"``, ``""``), ``year`` (int or None),
-        ``status`` (``Oral``/``Spotlight``/``Poster``/... as listed), ``track`` (e.g. ``main``), ``links``,
-        ``sources`` (one :class:`SourceRef` per listing it came from), ``given_keyphrases`` (e.g. an awesome list's
-        ``Key Word:`` line, or author keywords), ``digest`` (a curator's summary), ``sections`` (curated section
-        headings it is filed under), ``affiliations`` (one string per author where known), ``extra`` (other
-        source fields such as ``gs_citation``).
+    The given fields come from the listings; the generated ones (``tldr`` to ``y``) are filled by
+    :func:`paperatlas.build.build`. ``id`` is assigned by :func:`paperatlas.sources.merge.merge_papers` (stable:
+    derived from the normalised title).
 
-    Generated fields (filled by :func:`paperatlas.build.build`)
-        ``tldr`` + ``tldr_method``, ``keyphrases`` + ``keyphrases_method``, ``topic_id`` (the paper's sub-topic,
-        a :class:`Topic` of level 1 whose ``parent_id`` is its area), ``topic_confidence`` (cosine similarity,
-        -1..1, of the paper's topic embedding to its topic's centroid), ``low_confidence`` (True when the paper
-        fits no topic well and was placed in the nearest one), ``secondary_topic_ids`` (other sub-topics it
-        plainly also belongs to, best first), ``x``/``y`` (2-D map coordinates, unitless).
-
-    ``id`` is assigned by :func:`paperatlas.dedup.assign_ids` (stable: derived from the normalised title).
+    Attributes:
+        title: Cleaned, single line.
+        authors: Display names.
+        abstract: Paragraphs separated by a blank line.
+        venue: E.g. ``"ICLR 2021"``, ``"Nature"``, ``""``.
+        year: The year, or None.
+        status: ``Oral``/``Spotlight``/``Poster``/... as listed.
+        track: E.g. ``main``.
+        links: The paper's :class:`Link` objects.
+        sources: One :class:`SourceRef` per listing it came from.
+        given_keyphrases: E.g. an awesome list's ``Key Word:`` line, or author keywords.
+        digest: A curator's summary.
+        sections: Curated section headings it is filed under.
+        affiliations: One string per author where known.
+        extra: Other source fields such as ``gs_citation``.
+        id: The stable paper id (see above).
+        tldr: The generated TL;DR.
+        tldr_method: The method and version that produced ``tldr``.
+        keyphrases: Generated keyphrases.
+        keyphrases_method: The method and version that produced ``keyphrases``.
+        topic_id: The paper's sub-topic, a :class:`Topic` of level 1 whose ``parent_id`` is its area.
+        topic_confidence: Cosine similarity, -1..1, of the paper's topic embedding to its topic's centroid.
+        low_confidence: True when the paper fits no topic well and was placed in the nearest one.
+        secondary_topic_ids: Other sub-topics it plainly also belongs to, best first.
+        x: 2-D map coordinate, unitless.
+        y: 2-D map coordinate, unitless.
     """
 
     title: str
@@ -129,12 +162,23 @@ class Paper:
     y: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """All fields as plain JSON-serialisable Python values."""
+        """All fields as plain JSON-serialisable Python values.
+
+        Returns:
+            A dict of every field, nested :class:`Link`/:class:`SourceRef` objects as dicts.
+        """
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Paper:
-        """Inverse of :meth:`to_dict` (unknown keys are ignored)."""
+        """Inverse of :meth:`to_dict`.
+
+        Args:
+            d: A dict as made by :meth:`to_dict`; unknown keys are ignored.
+
+        Returns:
+            The paper.
+        """
         d = dict(d)
         d["links"] = [Link(**x) for x in d.get("links") or []]
         d["sources"] = [SourceRef(**x) for x in d.get("sources") or []]
@@ -158,12 +202,21 @@ class Paper:
 
 @dataclass
 class Topic:
-    """A labelled group of papers on the map: an *area* (``level`` 0, ``parent_id`` None) or a *sub-topic*
-    (``level`` 1, ``parent_id`` = its area's id). Areas and sub-topics share one id space.
+    """A labelled group of papers on the map: an *area* or a *sub-topic*.
 
-    ``id`` is stable across rebuilds where membership allows; ``label`` is a human label (1-5 words);
-    ``keyphrases`` the topic's top c-TF-IDF terms; ``size`` its number of papers (an area's is the sum of its
-    sub-topics'); ``x``/``y`` the median of its papers' map coordinates; ``method`` records how it was made.
+    An area has ``level`` 0 and ``parent_id`` None; a sub-topic has ``level`` 1 and ``parent_id`` = its area's id.
+    Areas and sub-topics share one id space.
+
+    Attributes:
+        id: Stable across rebuilds where membership allows.
+        label: A human label (1-5 words).
+        size: Its number of papers (an area's is the sum of its sub-topics').
+        keyphrases: The topic's top c-TF-IDF terms.
+        parent_id: The area's id for a sub-topic; None for an area.
+        x: The median of its papers' map x coordinates.
+        y: The median of its papers' map y coordinates.
+        method: Records how it was made.
+        level: 0 for an area, 1 for a sub-topic.
     """
 
     id: int

@@ -17,8 +17,15 @@ _CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "huggingface.co/spac
 
 
 def classify_link(url: str) -> str:
-    """Return the link kind for ``url``: ``code`` for GitHub/GitLab/Bitbucket, ``openreview``, ``paper``
-    for arXiv/DOI/PDF/proceedings, else ``other``."""
+    """Return the link kind for ``url``.
+
+    Args:
+        url: The URL (matched case-insensitively).
+
+    Returns:
+        ``code`` for GitHub/GitLab/Bitbucket (and Hugging Face Spaces), ``openreview``, ``paper`` for
+        arXiv/DOI/PDF/proceedings, else ``other``.
+    """
     u = url.lower()
     if any(h in u for h in _CODE_HOSTS):
         return "code"
@@ -31,8 +38,15 @@ def classify_link(url: str) -> str:
 
 
 def find_urls(text: str) -> list[str]:
-    """All http(s) URLs in ``text`` in order of appearance, de-duplicated, with Markdown escapes
-    (``\\_``) undone and trailing punctuation (``.,;:``) removed."""
+    r"""All http(s) URLs in ``text``.
+
+    Args:
+        text: Any text, e.g. a Markdown line.
+
+    Returns:
+        The URLs in order of appearance, de-duplicated, with Markdown escapes (``\_``) undone and trailing
+        punctuation (``.,;:``) removed.
+    """
     out: list[str] = []
     for m in _URL_RE.finditer(text):
         url = m.group(0).replace("\\_", "_").replace("\\", "")
@@ -43,19 +57,41 @@ def find_urls(text: str) -> list[str]:
 
 
 def links_from_text(text: str) -> list[Link]:
-    """:class:`Link` objects for every URL in ``text`` (see :func:`find_urls`), kinds from :func:`classify_link`."""
+    """:class:`Link` objects for every URL in ``text``.
+
+    Args:
+        text: Any text (URLs found by :func:`find_urls`).
+
+    Returns:
+        One link per URL, in order, with its kind from :func:`classify_link`.
+    """
     return [Link(url=u, kind=classify_link(u)) for u in find_urls(text)]
 
 
 def strip_accents(s: str) -> str:
-    """``"Schölkopf"`` → ``"Scholkopf"`` (NFKD decomposition, combining marks dropped)."""
+    """Strip accents: ``"Schölkopf"`` → ``"Scholkopf"``.
+
+    Args:
+        s: Any text.
+
+    Returns:
+        The text after NFKD decomposition, combining marks dropped.
+    """
     return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
 
 
 def normalize_title(title: str) -> str:
-    """Key for matching the same paper across sources: accents stripped, lower-cased, LaTeX/Markdown
-    markup and punctuation removed, whitespace collapsed. ``"Sharpness-Aware Minimization ..."`` and
-    ``"sharpness aware minimization ..."`` give the same key."""
+    """Key for matching the same paper across sources.
+
+    ``"Sharpness-Aware Minimization ..."`` and ``"sharpness aware minimization ..."`` give the same key.
+
+    Args:
+        title: A paper title.
+
+    Returns:
+        The title with accents stripped, lower-cased, LaTeX/Markdown markup and punctuation removed, whitespace
+        collapsed.
+    """
     s = strip_accents(title).lower()
     s = re.sub(r"\\[a-z]+", " ", s)  # LaTeX commands
     s = re.sub(r"[^a-z0-9]+", " ", s)
@@ -71,7 +107,13 @@ def split_sentences(text: str) -> list[str]:
 
     A rule-based splitter: breaks after ``.``/``!``/``?`` followed by whitespace and an upper-case letter,
     digit, quote, bracket or ``$``, but not after common abbreviations (``e.g.``, ``et al.``, ``Fig.``) or
-    single initials. Paragraph breaks always split. Returns stripped, non-empty sentences.
+    single initials. Paragraph breaks always split.
+
+    Args:
+        text: An abstract (paragraphs separated by blank lines).
+
+    Returns:
+        Stripped, non-empty sentences.
     """
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
@@ -99,11 +141,28 @@ _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
 
 
 def word_tokens(text: str) -> list[str]:
-    """Word tokens (letters/digits, inner hyphens kept: ``"floating-point"``), original case."""
+    """Word tokens of ``text``.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The words (letters/digits starting with a letter, inner hyphens and apostrophes kept:
+        ``"floating-point"``), in original case.
+    """
     return _WORD_RE.findall(text)
 
 
 def slugify(text: str, max_len: int = 60) -> str:
-    """URL/anchor-safe slug: ``"Graph neural networks"`` → ``"graph-neural-networks"``."""
+    """URL/anchor-safe slug: ``"Graph neural networks"`` → ``"graph-neural-networks"``.
+
+    Args:
+        text: Any text.
+        max_len: The longest slug returned.
+
+    Returns:
+        Accent-stripped lower-case letters and digits with runs of anything else as one ``-`` (none at the ends),
+        cut to ``max_len`` characters.
+    """
     s = re.sub(r"[^a-z0-9]+", "-", strip_accents(text).lower()).strip("-")
     return s[:max_len].rstrip("-")

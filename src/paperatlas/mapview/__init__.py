@@ -1,7 +1,9 @@
-"""The interactive paper map: its data payload and its browser assets, shared by the web app (``/map`` and the
-overview on ``/``) and by ``publish --format map`` (one self-contained HTML file).
+"""The interactive paper map: its data payload and its browser assets.
 
-The map is drawn in the browser by ``web/static/atlasmap.js`` with Plotly.js (``scattergl``, WebGL). That script
+They are shared by the web app (``/map`` and the overview on ``/``) and by ``publish --format map`` (one
+self-contained HTML file).
+
+The map is drawn in the browser by ``mapview/static/atlasmap.js`` with Plotly.js (``scattergl``, WebGL). That script
 reads the compact payload made by :func:`map_payload`: one array per field, index ``i`` of every array being the
 same paper, so 40k papers stay a few MB of JSON. Areas (level-0 topics) colour the points
 (:func:`topic_color` of the area id) and label the map when zoomed out; sub-topics (level-1 topics with a parent)
@@ -41,6 +43,12 @@ def topic_color(topic_id: int | None) -> str:
     Hues step by the golden angle; the lightness cycles through three levels so ids whose hues come close again
     (e.g. 0 and 8) still differ. The map colours each paper with the colour of its *area*, so pass an area id to
     match the map.
+
+    Args:
+        topic_id: A topic id (an area's, to match the map), or None.
+
+    Returns:
+        The colour as ``#rrggbb``.
     """
     if topic_id is None:
         return "#999999"
@@ -74,8 +82,17 @@ def map_payload(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Top
     sub-topic (a topic whose parent is an area; ``area`` indexes ``areas``), largest first — empty for a flat atlas.
     ``n_unmapped`` counts papers left off for lack of finite coordinates.
 
-    ``topics`` may be a list or an atlas's ``{id: Topic}`` dict. Raises ``TypeError`` for a paper coordinate
-    that is not a number (None and NaN are fine: the paper is left off the map).
+    ``zoom_subtopics`` is :data:`ZOOM_SUBTOPICS`.
+
+    Args:
+        papers: The papers to map; those without finite ``x``/``y`` are left off (None and NaN are fine).
+        topics: The atlas's areas and sub-topics: a list or an atlas's ``{id: Topic}`` dict.
+
+    Returns:
+        The payload dict described above.
+
+    Raises:
+        TypeError: A paper coordinate is not a number (None and NaN are fine: the paper is left off the map).
     """
     tlist = list(topics.values()) if isinstance(topics, dict) else list(topics)
     by_id = {t.id: t for t in tlist}
@@ -125,8 +142,19 @@ def map_payload(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Top
 
 
 def htmlsafe_json(obj: Any) -> str:
-    """Compact JSON for inlining in an HTML ``<script>`` element: ``<``, ``>``, ``&`` and U+2028/2029 escaped, so
-    no string in it can close the element. Raises ``ValueError`` for NaN/infinite floats."""
+    """Compact JSON for inlining in an HTML ``<script>`` element.
+
+    ``<``, ``>``, ``&`` and U+2028/2029 are escaped, so no string in it can close the element.
+
+    Args:
+        obj: A JSON-serialisable value (e.g. :func:`map_payload`'s).
+
+    Returns:
+        The JSON text (non-ASCII characters kept as they are).
+
+    Raises:
+        ValueError: ``obj`` holds a NaN or infinite float.
+    """
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
                     ("\u2029", "\\u2029")):
@@ -137,7 +165,11 @@ def htmlsafe_json(obj: Any) -> str:
 def plotly_js_path() -> Path:
     """Path of the ``plotly.min.js`` bundled in the installed ``plotly`` package (found without importing it).
 
-    Raises ``FileNotFoundError`` saying what to install when the package or the file is missing.
+    Returns:
+        The file's path.
+
+    Raises:
+        FileNotFoundError: The package or the file is missing (the message says what to install).
     """
     spec = importlib.util.find_spec("plotly")
     if spec is None or not spec.submodule_search_locations:
@@ -149,6 +181,15 @@ def plotly_js_path() -> Path:
 
 
 def static_text(name: str) -> str:
-    """The text of the package static file ``name`` (``atlasmap.js``, ``atlasmap.css``); ``FileNotFoundError``
-    if it is missing."""
+    """The text of a package static file.
+
+    Args:
+        name: A file name in :data:`STATIC_DIR`: ``atlasmap.js``, ``atlasmap.css``.
+
+    Returns:
+        The file's text (UTF-8).
+
+    Raises:
+        FileNotFoundError: The file is missing.
+    """
     return (STATIC_DIR / name).read_text(encoding="utf-8")

@@ -1,5 +1,8 @@
-"""What the publishers share: a paper's links, year, sort order and one-line texts, Markdown escaping, GitHub
-heading anchors, and the one Jinja2 environment of the HTML publishers (:data:`ENV`)."""
+"""What the publishers share: paper fields, Markdown escaping, heading anchors and the Jinja2 environment.
+
+A paper's links, year, sort order and one-line texts, Markdown escaping, GitHub heading anchors, and the one
+Jinja2 environment of the HTML publishers (:data:`ENV`).
+"""
 
 from __future__ import annotations
 

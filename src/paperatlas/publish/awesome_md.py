@@ -82,7 +82,15 @@ def _digest_text(p: Paper) -> str:
 def render_paper(p: Paper) -> str:
     """One paper as an awesome-list bullet with its author/venue, ``Key Word`` and ``Digest`` sub-bullets.
 
-    Link tags whose URL is missing are omitted; sub-bullets with nothing to say are left out.
+    Link tags whose URL is missing are omitted; sub-bullets with nothing to say are left out. The digest is the
+    TL;DR, else the curator's digest, else the abstract's first sentence.
+
+    Args:
+        p: the paper.
+
+    Returns:
+        The bullet's lines joined with newlines (no trailing newline); text from the paper is Markdown-escaped,
+        the digest HTML-escaped.
     """
     title = escape_md(p.title) or "Untitled"
     if not title.endswith((".", "?", "!")):

@@ -1,5 +1,6 @@
-"""Publish an atlas as BibTeX, built and written with bibtexparser 2.x (``Library`` / ``Entry`` / ``Field`` and
-``bibtexparser.write_string``).
+r"""Publish an atlas as BibTeX, built and written with bibtexparser 2.x.
+
+The file is built with ``Library`` / ``Entry`` / ``Field`` and written with ``bibtexparser.write_string``.
 
 Entry types
     ``@inproceedings`` with ``booktitle`` when the venue is a conference or workshop (``ICLR 2021``,
@@ -17,9 +18,9 @@ Citation keys
     (``arakelyan2021complex``); a key already taken gets ``a``, ``b``, ... appended. Entries are in paper-id order,
     so keys are stable across runs.
 
-Values are written brace-enclosed. Bare ``&``, ``%`` and ``#`` are backslash-escaped for LaTeX (``MPC \\& Value``).
-Braces that are balanced in the text (``{BERT}``, ``\\{\\pm 1\\}``) are kept as they are; an unmatched ``{``
-or ``}`` becomes ``\\textbraceleft{}`` / ``\\textbraceright{}``, so the file re-parses (with bibtexparser and with
+Values are written brace-enclosed. Bare ``&``, ``%`` and ``#`` are backslash-escaped for LaTeX (``MPC \& Value``).
+Braces that are balanced in the text (``{BERT}``, ``\{\pm 1\}``) are kept as they are; an unmatched ``{``
+or ``}`` becomes ``\textbraceleft{}`` / ``\textbraceright{}``, so the file re-parses (with bibtexparser and with
 BibTeX itself) to the same entries. Non-ASCII text is written as UTF-8 (biber / BibTeX 0.99d+ read it).
 """
 
@@ -65,8 +66,18 @@ _TEX_SPECIAL_RE = re.compile(r"(?<!\\)([&%#])")
 
 
 def is_conference(venue: str) -> bool:
-    """Whether ``venue`` names a conference or workshop (known acronym like ``ICLR``/``NeurIPS``, or a word
-    such as *Conference*, *Workshop*, *Symposium*, *Proceedings*) rather than a journal."""
+    """Whether ``venue`` names a conference or workshop rather than a journal.
+
+    A conference venue has a known acronym like ``ICLR``/``NeurIPS``, or a word such as *Conference*, *Workshop*,
+    *Symposium*, *Proceedings*. Journals named like proceedings (``Proceedings of the IEEE``) and theses are not
+    conferences, nor is a venue with a journal word (*Journal*, *Transactions*, ...) and no conference word.
+
+    Args:
+        venue: a paper's venue.
+
+    Returns:
+        True for a conference or workshop; False otherwise, including an empty venue.
+    """
     if not venue.strip() or _JOURNAL_PROCEEDINGS.search(venue) or _THESIS.search(venue):
         return False
     if _CONFERENCE_WORDS.search(venue):
@@ -78,12 +89,18 @@ def is_conference(venue: str) -> bool:
 
 
 def balance_braces(text: str) -> str:
-    """``text`` made safe to write inside ``{...}``: every unmatched brace is replaced by ``\\textbraceleft{}`` /
-    ``\\textbraceright{}`` and trailing backslashes are dropped.
+    r"""``text`` made safe to write inside ``{...}``.
 
-    Plain braces (``{BERT}``) and backslash-escaped ones (``\\{\\pm 1\\}``) are matched separately: bibtexparser
-    ignores escaped braces while BibTeX itself counts them, so both kinds must balance for the value to read back
-    the same in either.
+    Every unmatched brace is replaced by ``\textbraceleft{}`` / ``\textbraceright{}`` and trailing backslashes
+    are dropped. Plain braces (``{BERT}``) and backslash-escaped ones (``\{\pm 1\}``) are matched separately:
+    bibtexparser ignores escaped braces while BibTeX itself counts them, so both kinds must balance for the value to
+    read back the same in either.
+
+    Args:
+        text: a field value.
+
+    Returns:
+        The value with its braces balanced.
     """
     replace: dict[int, str] = {}
     stacks: dict[bool, list[int]] = {True: [], False: []}
@@ -114,14 +131,24 @@ def balance_braces(text: str) -> str:
 
 
 def tex_escape(text: str) -> str:
-    """``text`` with bare ``&``, ``%`` and ``#`` backslash-escaped (``"MPC & Value"`` -> ``"MPC \\& Value"``), as
-    LaTeX needs them in a bibliography; already escaped ones are left alone."""
+    r"""``text`` with bare ``&``, ``%`` and ``#`` backslash-escaped, as LaTeX needs them in a bibliography.
+
+    Args:
+        text: a field value.
+
+    Returns:
+        The value with bare specials escaped (``"MPC & Value"`` -> ``"MPC \& Value"``); already escaped ones are
+        left alone.
+    """
     return _TEX_SPECIAL_RE.sub(r"\\\1", text)
 
 
 def _clean(text: str) -> str:
-    """One text value: whitespace folded (paragraph breaks kept as a blank line), LaTeX specials escaped
-    (:func:`tex_escape`), braces balanced (:func:`balance_braces`)."""
+    """One text value, cleaned for BibTeX.
+
+    Whitespace folded (paragraph breaks kept as a blank line), LaTeX specials escaped (:func:`tex_escape`), braces
+    balanced (:func:`balance_braces`).
+    """
     paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text or "")]
     return balance_braces(tex_escape("\n\n".join(p for p in paras if p)))
 
@@ -143,8 +170,15 @@ def _last_name(author: str) -> str:
 
 
 def citation_key(p: Paper) -> str:
-    """The base citation key of ``p`` (before de-duplication): last name + year + first significant title word,
-    e.g. ``"frankle2019lottery"``; ``"anon"`` stands in for a missing author, ``"paper"`` for a missing word."""
+    """The base citation key of ``p`` (before de-duplication).
+
+    Args:
+        p: the paper.
+
+    Returns:
+        The first author's last name + year + first significant title word, ASCII lower-case letters and digits,
+        e.g. ``"frankle2019lottery"``; ``"anon"`` stands in for a missing author, ``"paper"`` for a missing word.
+    """
     last = _last_name(p.authors[0]) if p.authors else ""
     year = paper_year(p)
     words = [_ascii_word(w) for w in re.findall(r"[A-Za-z0-9]+", strip_accents(p.title or ""))]
@@ -160,9 +194,18 @@ def _suffixes() -> Iterable[str]:
 
 
 def unique_keys(papers: Iterable[Paper]) -> list[str]:
-    """Citation keys for ``papers``, returned in their order: :func:`citation_key`, with ``a``, ``b``, ... (then
-    ``aa``, ...) appended to a key that is already taken. Suffixes are handed out in paper-id order, so a paper
-    gets the same key whatever order the papers come in (the BibTeX and CSL-JSON exports of one list agree)."""
+    """Citation keys for ``papers``, unique within them.
+
+    Each is :func:`citation_key`, with ``a``, ``b``, ... (then ``aa``, ...) appended to a key that is already taken.
+    Suffixes are handed out in paper-id order, so a paper gets the same key whatever order the papers come in (the
+    BibTeX and CSL-JSON exports of one list agree).
+
+    Args:
+        papers: the papers.
+
+    Returns:
+        One key per paper, in the papers' order.
+    """
     papers = list(papers)
     used: set[str] = set()
     keys: list[str] = [""] * len(papers)
@@ -180,8 +223,18 @@ NAME_PARTICLES = frozenset("van von der den de del della da di du le la les des 
 
 
 def lowercase_given_name(name: str) -> bool:
-    """True for a "First Last" name with a lower-case word that is no particle (``suchismita padhy``): BibTeX's
-    name grammar (and bibtexparser's) would read that word as a "von" part and leave the given name empty."""
+    """Whether a "First Last" name has a lower-case word that is no particle (``suchismita padhy``).
+
+    BibTeX's name grammar (and bibtexparser's) would read that word as a "von" part and leave the given name
+    empty; such names are written "Last, First".
+
+    Args:
+        name: an author name as listed.
+
+    Returns:
+        True when a word before the last is lower-case and neither in :data:`NAME_PARTICLES` nor a ``d'`` prefix,
+        and the name has no comma.
+    """
     words = name.split()
     return "," not in name and len(words) > 1 and any(
         w[:1].islower() and w.lower() not in NAME_PARTICLES and not re.match(r"d['’]", w) for w in words[:-1])
@@ -202,7 +255,15 @@ def _author_field(authors: list[str]) -> str:
 
 
 def paper_entry(p: Paper, key: str) -> Entry:
-    """The bibtexparser :class:`Entry` for one paper (values unenclosed; the writer adds the braces)."""
+    """The bibtexparser :class:`Entry` for one paper (see the module docstring for entry types and fields).
+
+    Args:
+        p: the paper.
+        key: its citation key (see :func:`unique_keys`).
+
+    Returns:
+        The entry, values unenclosed (the writer adds the braces) and empty fields left out.
+    """
     venue = " ".join((p.venue or "").split())
     if not venue:
         entry_type, venue_field = "misc", ""

@@ -1,12 +1,14 @@
-"""Publish papers as CSL-JSON (``publish --format csl-json``): the Citation Style Language's JSON bibliography
-format that Zotero, Mendeley, pandoc and citeproc import.
+"""Publish papers as CSL-JSON (``publish --format csl-json``).
+
+CSL-JSON is the Citation Style Language's JSON bibliography format that Zotero, Mendeley, pandoc and citeproc
+import.
 
 One item per paper (schema: https://github.com/citation-style-language/schema, ``csl-data.json``): ``id`` (the
 same citation key as the BibTeX export), ``type`` (``paper-conference`` for a conference or workshop venue, else
 ``article-journal``; ``article`` without a venue), ``title``, ``author`` (``family``/``given``/``non-dropping-
 particle``/``suffix``, split by bibtexparser's BibTeX name parser), ``issued`` (``date-parts`` of the year),
 ``container-title`` (the venue), ``URL``, ``abstract``, ``keyword`` (the keyphrases, ``", "``-joined) and
-``note`` (the TL;DR, and the reader's note when the paper carries one in ``extra["note"]``).
+``note`` (the TL;DR, the reader's note when the paper carries one in ``extra["note"]``, and the status).
 """
 
 from __future__ import annotations
@@ -22,8 +24,19 @@ FORMAT = "csl-json"
 
 
 def csl_name(name: str) -> dict[str, str]:
-    """One author as a CSL name object: ``"Ludwig van Beethoven"`` → ``{"given": "Ludwig", "non-dropping-particle":
-    "van", "family": "Beethoven"}``; a single word or an organisation stays ``{"literal": ...}``."""
+    """One author as a CSL name object.
+
+    The name is split by bibtexparser's BibTeX name parser; a "First Last" name with a lower-case given name
+    (:func:`~paperatlas.publish.bibtex_out.lowercase_given_name`) is split at its last word instead.
+
+    Args:
+        name: an author name as listed.
+
+    Returns:
+        E.g. ``"Ludwig van Beethoven"`` → ``{"given": "Ludwig", "non-dropping-particle": "van", "family":
+        "Beethoven"}`` (plus ``suffix`` for a ``Jr.``); a single word, an organisation or a name the parser
+        rejects stays ``{"literal": ...}``.
+    """
     from bibtexparser.middlewares.names import parse_single_name_into_parts
 
     name = " ".join(name.split())
@@ -45,7 +58,15 @@ def csl_name(name: str) -> dict[str, str]:
 
 
 def paper_item(p: Paper, key: str) -> dict:
-    """The CSL-JSON item of one paper with citation key ``key``."""
+    """The CSL-JSON item of one paper (fields as in the module docstring; empty ones left out).
+
+    Args:
+        p: the paper.
+        key: its citation key (the item's ``id``; see :func:`~paperatlas.publish.bibtex_out.unique_keys`).
+
+    Returns:
+        The item as a JSON-serialisable dict.
+    """
     item: dict = {"id": key, "type": ("paper-conference" if is_conference(p.venue) else "article-journal")
                   if p.venue else "article", "title": p.title}
     if p.authors:
@@ -73,7 +94,17 @@ def paper_item(p: Paper, key: str) -> dict:
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic] = (), related: dict[str, list[str]] | None = None,
            title: str = "") -> str:
-    """A CSL-JSON array of ``papers`` (in the given order); ``topics``, ``related`` and ``title`` are unused."""
+    """A CSL-JSON array of ``papers``.
+
+    Args:
+        papers: the papers, one item each in the given order.
+        topics: unused (uniform publisher signature).
+        related: unused.
+        title: unused.
+
+    Returns:
+        The JSON text (two-space indentation, UTF-8 without escapes) ending with a newline.
+    """
     papers = list(papers)
     keys = unique_keys(papers)
     return json.dumps([paper_item(p, k) for p, k in zip(papers, keys, strict=True)], ensure_ascii=False,

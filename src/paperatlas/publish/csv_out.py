@@ -1,5 +1,7 @@
-"""Publish an atlas as CSV (stdlib :mod:`csv`, Excel dialect: comma-separated, ``"``-quoted where needed,
-CRLF line ends), one row per paper sorted by id, with a header row of :data:`COLUMNS`.
+"""Publish an atlas as CSV, one row per paper sorted by id, with a header row of :data:`COLUMNS`.
+
+The file is written with the stdlib :mod:`csv` in the Excel dialect: comma-separated, ``"``-quoted where needed,
+CRLF line ends.
 
 List fields (``authors``, ``keyphrases``) are joined with ``"; "``; ``keyphrases`` falls back to the listing's
 given keyphrases; missing numbers (``year``, ``topic_id``, ``x``, ``y``) are empty cells; ``paper_url`` and

@@ -1,5 +1,6 @@
-"""Publish a reading list as a *highlights* post in Markdown (``publish --format highlights-md --list NAME``), in
-the style of the conference write-ups of seeds 000 and 003 ("papers I liked at ICLR").
+"""Publish a reading list as a *highlights* post in Markdown (``publish --format highlights-md --list NAME``).
+
+The post is in the style of the conference write-ups of seeds 000 and 003 ("papers I liked at ICLR").
 
 Layout::
 
@@ -39,15 +40,34 @@ WORDS_PER_MINUTE = 230
 
 
 def reading_minutes(text: str) -> int:
-    """Minutes to read ``text`` at :data:`WORDS_PER_MINUTE`, rounded up, at least 1."""
+    """Minutes to read ``text`` at :data:`WORDS_PER_MINUTE`.
+
+    Args:
+        text: the text (words are whitespace-separated).
+
+    Returns:
+        The minutes, rounded up, at least 1.
+    """
     return max(1, math.ceil(len(text.split()) / WORDS_PER_MINUTE))
 
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
            title: str = "") -> str:
-    """The highlights post for ``papers`` (normally one reading list) grouped by the area of each paper's topic
-    (the topic itself in an atlas without areas; *Other papers* without one). ``title`` defaults to
-    ``"My <venue> highlights"``. Never raises on odd text."""
+    """The highlights post for ``papers`` (see the module docstring for the layout).
+
+    Papers are grouped by the area of each paper's topic (the topic itself in an atlas without areas; *Other
+    papers* without one). Never raises on odd text.
+
+    Args:
+        papers: the papers, normally one reading list (a reader's note in ``extra["note"]``).
+        topics: the atlas's areas and sub-topics.
+        related: unused (uniform publisher signature).
+        title: the post's title; default ``"My <venue> highlights"`` when the papers share one venue, else
+            ``"My highlights"``.
+
+    Returns:
+        The Markdown text ending with a newline.
+    """
     papers = list(papers)
     by_id = {t.id: t for t in topics}
 
@@ -113,9 +133,20 @@ blockquote, pre {{ background: #f6f8fa; padding: .4em .8em; }}
 
 def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
                 title: str = "") -> str:
-    """The highlights post (:func:`render`) as one standalone HTML page (no external assets), converted with
-    markdown-it-py (CommonMark; raw HTML in notes is escaped, not rendered). Heading ids match the table of
-    contents' GitHub-style anchors."""
+    """The highlights post (:func:`render`) as one standalone HTML page (no external assets).
+
+    The Markdown is converted with markdown-it-py (CommonMark; raw HTML in notes is escaped, not rendered; see
+    :func:`paperatlas.markup.markdown_parser`). Heading ids match the table of contents' GitHub-style anchors.
+
+    Args:
+        papers: as for :func:`render`.
+        topics: as for :func:`render`.
+        related: unused.
+        title: as for :func:`render`; also the page's ``<title>``.
+
+    Returns:
+        The HTML page.
+    """
     import html
 
     md_text = render(papers, topics, related, title)

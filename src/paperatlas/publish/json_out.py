@@ -1,9 +1,10 @@
-"""Publish an atlas as JSON: one object per paper with every :class:`~paperatlas.model.Paper` field, plus
-``topic_label`` (the label of the paper's topic, ``""`` when it has none) and ``related_ids`` (ids of its related
-papers, most similar first).
+r"""Publish an atlas as JSON: one object per paper.
+
+Each object has every :class:`~paperatlas.model.Paper` field, plus ``topic_label`` (the label of the paper's
+topic, ``""`` when it has none) and ``related_ids`` (ids of its related papers, most similar first).
 
 The array is sorted by paper id (stable across runs), pretty-printed with two-space indentation and written as
-UTF-8 without ``\\u`` escapes. Non-finite floats (NaN map coordinates) become ``null``; NumPy scalars and arrays
+UTF-8 without ``\u`` escapes. Non-finite floats (NaN map coordinates) become ``null``; NumPy scalars and arrays
 become plain numbers and lists, so the output is always strict JSON.
 """
 
@@ -34,7 +35,17 @@ def _plain(value: Any) -> Any:
 
 def paper_records(papers: Iterable[Paper], topics: Iterable[Topic],
                   related: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
-    """The records :func:`render` serialises: ``Paper.to_dict()`` + ``topic_label`` + ``related_ids``, by id."""
+    """The records :func:`render` serialises.
+
+    Args:
+        papers: the papers.
+        topics: the atlas's topics (for ``topic_label``).
+        related: paper id -> related paper ids (for ``related_ids``; missing ids give ``[]``).
+
+    Returns:
+        ``Paper.to_dict()`` + ``topic_label`` + ``related_ids`` per paper, sorted by id, with NumPy values, tuples
+        and non-finite floats made strict-JSON values.
+    """
     labels = {t.id: t.label for t in topics}
     related = related or {}
     out = []

@@ -1,8 +1,9 @@
-"""Publish an atlas as one self-contained interactive map: a single HTML file that works opened from disk
-(``file://``) with no network.
+"""Publish an atlas as one self-contained interactive map.
+
+The map is a single HTML file that works opened from disk (``file://``) with no network.
 
 The file inlines everything it needs: Plotly.js (the ``plotly.min.js`` bundled in the ``plotly`` package, ~4.8 MB),
-the map script and stylesheet shared with the web app (``web/static/atlasmap.js``/``atlasmap.css``) and the data
+the map script and stylesheet shared with the web app (``mapview/static/atlasmap.js``/``atlasmap.css``) and the data
 of :func:`paperatlas.mapview.map_payload` as JSON: per paper its map coordinates (unitless), area and sub-topic,
 title, TL;DR, keyphrases, authors, status and http(s) paper URL. Expect roughly 5 MB plus ~0.5 kB per paper
 (about 25 MB for 40k papers).

@@ -1,5 +1,6 @@
-"""Publish an atlas as a static website: a folder that works opened from disk (``file://``, no server, no network)
-and on any static host (``publish --format site -o DIR``).
+"""Publish an atlas as a static website (``publish --format site -o DIR``).
+
+The site is a folder that works opened from disk (``file://``, no server, no network) and on any static host.
 
 Layout of ``DIR``::
 
@@ -77,7 +78,17 @@ def _links(p: Paper) -> list[dict[str, str]]:
 
 
 def first_load_bytes(out_dir: str | Path) -> int:
-    """Bytes the first page costs: ``index.html`` plus every local script and stylesheet it references."""
+    """Bytes the first page costs: ``index.html`` plus every local script and stylesheet it references.
+
+    Args:
+        out_dir: a site folder written by :func:`write_site`.
+
+    Returns:
+        The total size in bytes (each referenced file counted once; remote and ``data:`` references not counted).
+
+    Raises:
+        FileNotFoundError: ``index.html`` or a file it references is missing.
+    """
     root = Path(out_dir)
     index = root / "index.html"
     total = index.stat().st_size
@@ -188,12 +199,27 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
 
 def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topic],
                related: dict[str, list[str]] | None, out_dir: str | Path, title: str = "") -> Path:
-    """Write the static site (see the module docstring) to the folder ``out_dir`` and return it as a Path.
+    """Write the static site (see the module docstring) to the folder ``out_dir``.
 
     Atomic: the site is built in a temporary folder next to ``out_dir`` and renamed into place; an older folder at
     ``out_dir`` is replaced only once the new site is complete (a failure leaves it untouched and removes the
-    temporary folder). ``title`` defaults to ``"<venue>"`` (e.g. ``"ICLR 2021"``). Raises ``FileExistsError``
-    (a ``OSError``) when ``out_dir`` is an existing file, and whatever the map renderer raises.
+    temporary folder).
+
+    Args:
+        papers: the papers (one page each).
+        topics: the atlas's areas and sub-topics: a list or an atlas's ``{id: Topic}`` dict.
+        related: paper id -> related paper ids (shown on each paper's page), or ``None``.
+        out_dir: the site folder to write (its parent is created when missing).
+        title: the site title; default ``"<venue>"`` (e.g. ``"ICLR 2021"``), ``"Papers"`` when no venue covers
+            half of the papers.
+
+    Returns:
+        ``out_dir`` as a Path.
+
+    Raises:
+        FileExistsError: (an ``OSError``) ``out_dir`` is an existing file.
+        FileNotFoundError: as :func:`paperatlas.publish.map_html.render` raises it; whatever else the map renderer
+            raises is passed on too.
     """
     papers = list(papers)
     topics = list(topics.values()) if isinstance(topics, dict) else list(topics)

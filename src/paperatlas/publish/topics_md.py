@@ -66,14 +66,36 @@ def _status_counts(papers: list[Paper]) -> str:
 
 
 def nearest_on_map(t: Topic, others: list[Topic], k: int = 3) -> list[Topic]:
-    """The ``k`` topics of ``others`` (excluding ``t``) whose map position is closest to ``t``'s (Euclidean)."""
+    """The topics of ``others`` nearest to ``t`` on the map.
+
+    Args:
+        t: a topic.
+        others: candidate topics (``t`` itself is excluded).
+        k: how many to return.
+
+    Returns:
+        The ``k`` topics whose map position (``x``, ``y``) is closest to ``t``'s (Euclidean), nearest first, ties
+        broken by id.
+    """
     return sorted((o for o in others if o.id != t.id), key=lambda o: (math.dist((t.x, t.y), (o.x, o.y)), o.id))[:k]
 
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
            title: str = "") -> str:
-    """The topic pages of ``papers`` as Markdown (see the module doc). ``topics``: the atlas's areas and
-    sub-topics; ``related`` is unused; ``title`` defaults to ``"<venue> by topic"``. Never raises on odd text."""
+    """The topic pages of ``papers`` as Markdown (see the module docstring for the layout).
+
+    Never raises on odd text.
+
+    Args:
+        papers: the papers.
+        topics: the atlas's areas and sub-topics.
+        related: unused (uniform publisher signature).
+        title: the document title; default ``"<venue> by topic"`` (``"Papers by topic"`` when no venue covers
+            half of the papers, see :func:`~paperatlas.publish._common.default_title`).
+
+    Returns:
+        The Markdown text ending with a newline.
+    """
     papers = list(papers)
     topics = list(topics)
     by_id = {t.id: t for t in topics}

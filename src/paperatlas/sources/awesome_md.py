@@ -165,9 +165,17 @@ def split_author_line(line: str) -> tuple[list[str], str]:
 
 
 def _split_run_together(names: str) -> list[str]:
-    """Split names the page ran together without separators (``"Jeffrey S BowersGaurav MalhotraMarin Dujmović"``)
-    where a lower-case letter is directly followed by an upper-case one; only when there are at least two such
-    joints and four words, so a single ``"Yann LeCun"`` stays whole."""
+    """Split names the page ran together without separators (``"Jeffrey S BowersGaurav MalhotraMarin Dujmović"``).
+
+    The cuts are where a lower-case letter is directly followed by an upper-case one; only when there are at
+    least two such joints and four words, so a single ``"Yann LeCun"`` stays whole.
+
+    Args:
+        names: One author "name" as split from the author line.
+
+    Returns:
+        The names, or ``[names]`` when it is not split.
+    """
     cuts = [i for i in range(1, len(names)) if names[i - 1].islower() and names[i].isupper()]
     if len(cuts) < 2 or len(names.split()) < 4:
         return [names]
@@ -363,12 +371,16 @@ def read_entries(text: str, path: str, **hints) -> list[Paper]:
 
 
 def _merge_listing(base: Paper, other: Paper) -> None:
-    """Fold a repeated listing ``other`` into ``base``: :func:`paperatlas.sources.merge._merge_into` plus the
-    rules of this format.
+    """Fold a repeated listing ``other`` into ``base`` (in place).
 
-    A listing's year is its venue's (else its heading's), so venue and year are taken together from the first
-    listing stating a venue; a differing later digest is kept in ``extra["other_digests"]``; a placeholder link
-    (URL lost by the page) is dropped once a real URL of the same kind is known.
+    :func:`paperatlas.sources.merge._merge_into` plus the rules of this format. A listing's year is its venue's
+    (else its heading's), so venue and year are taken together from the first listing stating a venue; a
+    differing later digest is kept in ``extra["other_digests"]``; a placeholder link (URL lost by the page) is
+    dropped once a real URL of the same kind is known.
+
+    Args:
+        base: the first listing of the paper, modified in place.
+        other: a later listing of the same paper.
     """
     if not base.venue and other.venue:
         base.venue, base.year = other.venue, other.year

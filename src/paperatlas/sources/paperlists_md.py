@@ -1,10 +1,10 @@
-"""Reader for Markdown accepted-paper listings such as the ICLR 2021 one (format name ``paperlists-md``).
+r"""Reader for Markdown accepted-paper listings such as the ICLR 2021 one (format name ``paperlists-md``).
 
 One record per paper::
 
     ## [Title](#)                      <- or a bare "## Title"; the record's line is this heading's
     - Author One, Author Two           <- the author line (comma-separated)
-    - abstract@[open-review\\(Poster\\)](#): First sentence ... <- status Oral / Spotlight / Poster
+    - abstract@[open-review\(Poster\)](#): First sentence ... <- status Oral / Spotlight / Poster
     continuation of the abstract after a (scraping) line break ...
 
 Parsing rules:
@@ -16,7 +16,7 @@ Parsing rules:
 * Abstract lines are re-joined: a line ending in ``letter-`` joins the next without a space
   (``floating-`` + ``point`` -> ``floating-point``); a line ending a sentence (``.``/``?``/``!``, not after an
   abbreviation such as ``e.g.``) followed by one starting with a capital letter is a paragraph break
-  (``"\\n\\n"`` in :attr:`Paper.abstract`); any other line break is a space.
+  (``"\n\n"`` in :attr:`Paper.abstract`); any other line break is a space.
 * Titles and abstracts are unfolded with :func:`paperatlas.latex.clean_markup` (Markdown escapes, escaped
   dollars, LaTeX text commands, links -> readable text, math kept as ``$...$``).
 * Every URL left in the abstract becomes a :class:`Link` (kind from :func:`paperatlas.text.classify_link`,
@@ -75,12 +75,12 @@ def sniff(head: str) -> bool:
 
 
 def join_abstract_lines(lines: list[str]) -> str:
-    """Re-join an abstract that a scraper broke across lines (blank lines between them already dropped).
+    r"""Re-join an abstract that a scraper broke across lines (blank lines between them already dropped).
 
     Rules, applied to each line break: previous line ends ``<letter>-`` -> joined without a space (the hyphen
     stays: ``floating-`` + ``point`` -> ``floating-point``); previous line ends a sentence (``.``, ``!``, ``?``,
     optionally closed by a quote or bracket, but not an abbreviation like ``e.g.`` or an initial) and the next
-    starts with a capital letter -> paragraph break ``"\\n\\n"``; otherwise -> one space.
+    starts with a capital letter -> paragraph break ``"\n\n"``; otherwise -> one space.
 
     Args:
         lines: the abstract's lines in file order (the text after the marker first); they are stripped first and
