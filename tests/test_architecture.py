@@ -54,3 +54,29 @@ def test_no_module_is_too_big():
     sizes = {str(p.relative_to(SRC)): len(p.read_text(encoding="utf-8").splitlines()) for p in SRC.rglob("*.py")}
     too_big = {k: v for k, v in sizes.items() if v > MAX_MODULE_LINES}
     assert not too_big, f"split these modules (over {MAX_MODULE_LINES} lines): {too_big}"
+
+
+def test_code_passes_ruff_including_google_style_docstrings():
+    """``ruff check`` with the project's rules (pyproject.toml): lint, import order, and pydocstyle's Google
+    convention for every public module, class and function of the package."""
+    ruff = Path(sys.executable).with_name("ruff")
+    if not ruff.exists():
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    res = subprocess.run([str(ruff), "check", "--no-cache", "src", "tests", "scripts", "benchmarks"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_a_docstring_out_of_style_fails_ruff(tmp_path):
+    ruff = Path(sys.executable).with_name("ruff")
+    if not ruff.exists():
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    pkg = tmp_path / "src" / "paperatlas"
+    pkg.mkdir(parents=True)
+    (pkg / "bad.py").write_text('"""A module."""\n\n\ndef scale(x: float, factor: float) -> float:\n'
+                                '    """Multiply x by a factor, a summary that goes on\n    to a second line."""\n'
+                                '    return x * factor\n', encoding="utf-8")
+    res = subprocess.run([str(ruff), "check", "--no-cache", "src"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 1 and "D205" in res.stdout, res.stdout

@@ -1,6 +1,9 @@
-"""What every ``paperatlas`` command shares: the ``--db`` option and how an atlas file is found and opened, the
-search filter options, progress bars (tqdm on stderr), the query embedder, and the help of options whose choices
-come from a registry (:func:`choice_help`, :func:`backend_choices`)."""
+"""What every ``paperatlas`` command shares.
+
+The ``--db`` option and how an atlas file is found and opened, the search filter options, progress bars (tqdm on
+stderr), the query embedder, and the help of options whose choices come from a registry (:func:`choice_help`,
+:func:`backend_choices`).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Documentation generated from the code, for cog: the README's tables of readers, output formats and generative
-backends (from their registries) and ``docs/cli.md``, the ``--help`` of every command.
+"""Documentation generated from the code, for cog.
+
+The README's tables of readers, output formats and generative backends (from their registries) and
+``docs/cli.md``, the ``--help`` of every command.
 
 README.md and docs/cli.md call these functions between ``[[[cog`` / ``[[[end]]]`` markers; regenerate both with
 ``cog -r README.md docs/cli.md``. ``tests/test_docs.py`` fails when either is stale (``cog --check``).

@@ -67,8 +67,9 @@ def eval_group() -> None:
 @click.option("--model", "llm_model", default=None, help="Model name for --tldr-backend openai.")
 def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None, backends: tuple[str, ...],
                  base_url: str | None, llm_model: str | None) -> None:
-    """Score TL;DRs on SciTLDR-A: ours vs title / first-sentence / oracle, ROUGE-1/2/L F1 × 100
-    against the author TL;DR and against the best of all targets.
+    """Score TL;DRs on SciTLDR-A: ours vs title / first-sentence / oracle, ROUGE-1/2/L F1 × 100.
+
+    Scored against the author TL;DR and against the best of all targets.
 
     \b
     paperatlas eval tldr                                   # extractive v2 vs baselines on all 619 dev papers
@@ -110,8 +111,10 @@ def tldr_command(gold: Path | None, methods: tuple[str, ...], limit: int | None,
               default=keyphrase_eval.METHODS, show_default=True, help="Method to score (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use only the first N papers of each set.")
 def keyphrases_command(golds: tuple[str, ...], methods: tuple[str, ...], limit: int | None) -> None:
-    """P/R/F1@5 and @10 of our keyphrases, YAKE and KeyBERT against author keywords (exact match after
-    lower-casing, hyphens to spaces, punctuation stripped and Porter stemming)."""
+    """P/R/F1@5 and @10 of our keyphrases, YAKE and KeyBERT against author keywords.
+
+    A match is exact after lower-casing, hyphens to spaces, punctuation stripped and Porter stemming.
+    """
     with _click_errors():
         keyphrase_eval.require_packages(methods)  # fail early with the install hint
         sets = [keyphrase_eval.load_gold(g) for g in golds]
@@ -143,8 +146,9 @@ def keyphrases_command(golds: tuple[str, ...], methods: tuple[str, ...], limit: 
 @click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
               help="Run every method with this many seeds (seed, seed+1, ...) and report mean ± standard deviation.")
 def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds: int) -> None:
-    """NMI/ARI of our topic areas and sub-topics vs BERTopic against gold classes, and 10-NN accuracy of our
-    topic embedding vs TF-IDF and MiniLM, on the same papers and MiniLM embeddings.
+    """NMI/ARI of our topic areas and sub-topics vs BERTopic against gold classes, and 10-NN accuracy.
+
+    The 10-NN accuracy is of our topic embedding vs TF-IDF and MiniLM, on the same papers and MiniLM embeddings.
 
     \b
     paperatlas eval topics                          # both gold sets (~3-5 min on 2 cores)
@@ -205,8 +209,10 @@ def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds
               help="Sets of draws (seeds seed, seed+1, ...): P@10 and nDCG@10 as mean ± standard deviation over "
                    "them, latency over all their requests.")
 def recommend_command(golds: tuple[str, ...], n_draws: int, n_liked: int, seed: int, n_seeds: int) -> None:
-    """P@10 and nDCG@10 of recommendations from liked papers of one gold class, ours vs arxiv-sanity-lite's SVM
-    (and MiniLM-only, TF-IDF-only ablations), with ms per request.
+    """P@10 and nDCG@10 of recommendations from liked papers of one gold class, ours vs arxiv-sanity-lite.
+
+    Our recommender against arxiv-sanity-lite's SVM (and MiniLM-only, TF-IDF-only ablations), with milliseconds
+    per request.
 
     \b
     paperatlas eval recommend                  # both gold sets (~2 min on 2 cores, mostly embedding)

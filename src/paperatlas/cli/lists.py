@@ -163,7 +163,6 @@ def export_command(output, db):
 @db_option
 def import_command(file, db):
     """Merge a `list export` JSON FILE into this atlas (papers found by id, else by title)."""
-
     try:
         data = json.loads(Path(file).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:

@@ -20,8 +20,11 @@ from ._common import choice_help, db_option, open_atlas
               help="Publish only this reading list (with your notes); '*' = every paper you marked. "
                    "highlights-md defaults to your liked papers.")
 def publish_command(db, fmt, output, title, list_name):
-    """Publish the atlas (or one reading list) as an awesome list, a highlights post or the topic pages
-    (Markdown), JSON, CSV, BibTeX or a self-contained interactive map (HTML)."""
+    """Publish the atlas (or one reading list) as a file or a static site.
+
+    An awesome list, a highlights post or the topic pages (Markdown), JSON, CSV, BibTeX, CSL-JSON, a
+    self-contained interactive map (HTML) or a static website folder.
+    """
     from .. import readinglist as rl
     from ..publish import USES_RELATED
     from ..publish import publish as run_publish

@@ -163,8 +163,11 @@ def edit_command(paper, db, tldr, keyphrases, clear):
 
 
 def _recommend_liked(atlas, like: tuple[str, ...], dislike: tuple[str, ...] = ()) -> tuple[list, list]:
-    """``(liked, disliked)`` papers a recommendation starts from: the ``--like``/``--dislike`` references (ids or
-    titles), else the papers liked and disliked in the reading list (``paperatlas list like``)."""
+    """The ``(liked, disliked)`` papers a recommendation starts from.
+
+    The ``--like``/``--dislike`` references (ids or titles), else the papers liked and disliked in the reading list
+    (``paperatlas list like``). Raises ``LookupError`` for a reference that names no paper.
+    """
     from .. import readinglist as rl
     from ..recommend import liked_papers
 

@@ -1,5 +1,8 @@
-"""What the evaluations share: the error they raise when they cannot run, the install hint of the ``eval`` extra,
-and where the public gold data (``../shared``) is found."""
+"""What the evaluations share.
+
+The error they raise when they cannot run, the install hint of the ``eval`` extra, and where the public gold data
+(``../shared``) is found.
+"""
 
 from __future__ import annotations
 

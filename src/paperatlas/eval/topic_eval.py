@@ -1,5 +1,6 @@
-"""``paperatlas eval topics``: our topic hierarchy vs BERTopic against gold classes, plus 10-NN accuracy of the
-paper embeddings.
+"""``paperatlas eval topics``: our topic hierarchy vs BERTopic against gold classes, and 10-NN accuracy.
+
+Clustering NMI/ARI of the topic areas and sub-topics, and 10-nearest-neighbour accuracy of the paper embeddings.
 
 Gold sets:
 
@@ -403,8 +404,11 @@ def evaluate_clustering(texts: Sequence[str], gold: Sequence[str], embeddings: n
     """Score every clustering method on one gold set over several seeds.
 
     Args:
-        texts, gold, embeddings, with_bertopic: As for :func:`clustering_rows`.
+        texts: Title + abstract (or digest) per paper, as for :func:`clustering_rows`.
+        gold: Gold class per paper.
+        embeddings: ``(n_papers, 384)`` float32 MiniLM embeddings, L2-normalised.
         seeds: One run of :func:`clustering_rows` per seed.
+        with_bertopic: Also run BERTopic (needs the ``eval`` extra).
 
     Returns:
         :func:`aggregate` of the runs: per method the mean (and standard deviation of ``nmi``, ``ari``) over seeds.
@@ -427,7 +431,9 @@ def evaluate_knn(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarr
     """Compute the 10-NN accuracy of every representation on one gold set over several seeds.
 
     Args:
-        texts, gold, embeddings: As for :func:`knn_rows`.
+        texts: Title + abstract (or digest) per paper, as for :func:`knn_rows`.
+        gold: Gold class per paper.
+        embeddings: ``(n_papers, 384)`` float32 MiniLM embeddings, L2-normalised.
         seeds: One run of :func:`knn_rows` per seed.
 
     Returns:

@@ -1,5 +1,8 @@
-"""Readers: one module per listing format, each exposing ``read(path, **hints) -> list[Paper]`` and
-``sniff(head: str) -> bool``, registered by name in :data:`READERS`.
+"""Readers: one module per listing format, registered by name in :data:`READERS`.
+
+Each reader module exposes ``sniff(head: str) -> bool`` and ``read_text(text, path, **hints) -> list[Paper]``
+(``hints``: ``venue``, ``year`` for listings that do not state them); its docstring's first paragraph is the
+description shown by ``--help``, ``docs/cli.md`` and the README (:func:`describe`).
 
 :func:`read` picks the reader from the file's content (see :func:`detect_format`) unless ``format`` is given.
 """

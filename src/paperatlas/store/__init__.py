@@ -1,5 +1,6 @@
-"""Persistence: all SQL of paperatlas lives in this package. The default (and currently only) backend is one SQLite
-file per atlas.
+"""Persistence: all SQL of paperatlas lives in this package.
+
+The default (and currently only) backend is one SQLite file per atlas.
 
 * :mod:`.sqlite`: papers, topics, embeddings, stored models, metadata, the read-only :class:`Atlas` and the
   build's :func:`atomic_rebuild`;
