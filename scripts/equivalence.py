@@ -21,8 +21,10 @@ from __future__ import annotations
 import argparse
 import filecmp
 import json
+import re
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 QUERIES = ["lottery ticket pruning at initialization", "graph neural networks", "adversarial robustness",
@@ -34,6 +36,8 @@ FILTERED = [("reinforcement learning", ["--status", "Oral,Spotlight"]), ("", ["-
 LIKES = ["Sharpness-Aware Minimization for Efficiently Improving Generalization",
          "Pruning Neural Networks at Initialization: Why Are We Missing the Mark?",
          "How Neural Networks Extrapolate: From Feedforward to Graph Neural Networks"]
+#: a tqdm progress bar line ("embedding  :  4%|▎   | 32/860 [00:17<07:35, 1.82paper/s]")
+_PROGRESS = re.compile(r"\d+/\d+ \[")
 FORMATS = ["awesome-md", "highlights-md", "highlights-html", "topics-md", "json", "csv", "bibtex", "csl-json",
            "map", "site"]
 
@@ -77,12 +81,17 @@ def _snapshot_atlas(name: str, listings: list[str], extra: list[str], out: Path)
     built = _run(["build", *listings, *d, *extra])
     if not built.startswith("exit 0"):
         raise SystemExit(f"build failed:\n{built}")
-    (out / "build.txt").write_text("\n".join(line for line in built.splitlines()
-                                             if not line.startswith("time:")), encoding="utf-8")
+    (out / "build.txt").write_text("\n".join(line for line in built.splitlines()  # no timings, no progress bars
+                                             if not line.startswith("time:") and not _PROGRESS.search(line)),
+                                   encoding="utf-8")
+    # the reading list is ordered by last change (1 s resolution): one change per second keeps that order fixed
     for title in LIKES:
         _run(["list", "like", title, *d])
+        time.sleep(1.1)
     _run(["list", "note", LIKES[0], "A *sharp* idea: see [the paper](https://openreview.net).", *d])
+    time.sleep(1.1)
     _run(["list", "add", LIKES[1], "--list", "pruning", *d])
+    time.sleep(1.1)
     _run(["edit", LIKES[2], "--tldr", "MLPs extrapolate linearly; GNNs need the right features.",
           "--keyphrases", "extrapolation; graph neural networks; algorithmic alignment", *d])
     _dump_atlas(db, out)
