@@ -3,6 +3,10 @@
 A build is atomic (it works on a private copy of the atlas file, see :func:`paperatlas.store.atomic_rebuild`) and
 incremental (a paper's embedding is reused when its title + abstract and the model are unchanged). The stages
 report timing through :class:`BuildReport`.
+
+A build never silently wipes an atlas: it is refused (:class:`BuildRefused`, nothing written) when the listings
+yield no papers or would keep fewer than half of the atlas's papers, unless ``replace=True``. Builds of one atlas
+run one at a time (:mod:`paperatlas.store.lock`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from .enrich.topics import TopicModel, update_topics
 from .model import Paper
 from .sources.merge import merge_papers
 from .store import sqlite as store
+from .store.lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 
 #: A progress factory: ``progress(stage_description, total) -> update(n)`` (tqdm in the CLI, no-op in tests).
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
@@ -33,6 +38,35 @@ ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
 def _no_progress(_desc: str, _total: int) -> Callable[[int], None]:
     return lambda _n: None
+
+
+class BuildRefused(ValueError):
+    """A build that would wipe (most of) an atlas without ``replace=True``; nothing was written.
+
+    The message names the atlas, the counts and the ``--replace`` flag (``replace=True``).
+    """
+
+
+def _check_not_a_wipe(db: str | Path, n_new: int, old_ids: set[str], new_ids: set[str]) -> None:
+    """Raise :class:`BuildRefused` when a build of ``n_new`` papers would empty or mostly replace the atlas.
+
+    Args:
+        db: The atlas file (named in the message).
+        n_new: Papers the listings yield (after merging).
+        old_ids: Ids of the papers now in the atlas (empty for a new atlas).
+        new_ids: Ids of the papers the build would store.
+
+    Raises:
+        BuildRefused: ``n_new`` is 0, or fewer than half of ``old_ids`` are in ``new_ids``.
+    """
+    flag = "pass --replace (replace=True) to do it anyway"
+    if n_new == 0:
+        what = f"replace its {len(old_ids)} papers with none" if old_ids else "build an empty atlas"
+        raise BuildRefused(f"{db}: the listings yield 0 papers; refusing to {what}; {flag}")
+    kept = len(old_ids & new_ids)
+    if old_ids and 2 * kept < len(old_ids):
+        raise BuildRefused(f"{db}: this build would keep {kept} of the atlas's {len(old_ids)} papers ({n_new} papers "
+                           f"in the listings); refusing to replace it; {flag}")
 
 
 @dataclass
@@ -102,7 +136,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
           venue: str | None = None, year: int | None = None, n_topics: int | None = None,
           embedder: Embedder | None = None, progress: ProgressFactory = _no_progress, seed: int = 42,
           tldr_backend=None, n_areas: int | None = None, refit_topics: bool = False,
-          label_backend=None) -> BuildReport:
+          label_backend=None, replace: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+          on_wait: Callable[[str], None] | None = None) -> BuildReport:
     """Build (or rebuild) the atlas at ``db`` from ``source_paths``; the atlas then holds exactly these sources.
 
     When the atlas already has topics, a rebuild that adds few papers updates them (ids, labels and map positions
@@ -125,12 +160,20 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         refit_topics: refit the topics even when an update is possible.
         label_backend: a :class:`paperatlas.llm.backends.ChatBackend` that rewrites new or changed topic labels
             (:mod:`paperatlas.llm.labels`).
+        replace: build even when the listings yield no papers or would keep fewer than half of the papers
+            already in the atlas (otherwise :class:`BuildRefused`).
+        lock_timeout: seconds to wait while another build of the same atlas runs
+            (:func:`paperatlas.store.lock.build_lock`).
+        on_wait: called once with a one-line message when the build starts waiting for another one.
 
     Returns:
         The :class:`BuildReport`.
 
     Raises:
         paperatlas.model.SourceError: for unreadable input (before anything is written).
+        BuildRefused: the build would empty the atlas or drop most of its papers and ``replace`` is false
+            (nothing is written).
+        paperatlas.store.lock.AtlasBusy: another build of the atlas ran for longer than ``lock_timeout``.
         paperatlas.enrich.embed.EmbedderUnavailable: when the model package is missing.
     """
     report = BuildReport()
@@ -151,8 +194,12 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
     papers = merge_papers(records)
     report.n_papers = len(papers)
     stage("read+merge")
+    if not papers and not replace and not Path(db).exists():
+        _check_not_a_wipe(db, 0, set(), set())  # refused before a lock file or directory is made
 
-    with store.atomic_rebuild(db) as con:
+    with store.atomic_rebuild(db, lock_timeout=lock_timeout, on_wait=on_wait) as con:
+        if not replace:  # under the lock: the atlas as the previous build left it
+            _check_not_a_wipe(db, len(papers), set(store.previous_placement(con)), {p.id for p in papers})
         # --- embeddings (incremental) ---
         # the model is loaded only when something needs embedding (a warm rebuild skips its ~5 s start-up)
         model_name, dim = (embedder.name, embedder.dim) if embedder else (MiniLMEmbedder.name, MiniLMEmbedder.dim)
@@ -207,6 +254,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         prev_place = {pid: (t, x, y, h == hashes_by_id.get(pid))
                       for pid, (t, x, y, h) in store.previous_placement(con).items()}
         old_topics = store.previous_topics(con)
+        # fewer papers than the stored sub-topics: the stored model cannot be updated (k-means), so refit
+        refit_topics = refit_topics or len(papers) < sum(t.level == 1 for t in old_topics.values())
         res = update_topics([p.id for p in papers], vectors,
                             [paper_text(p.title, p.abstract or p.digest) for p in papers],
                             [t or p.given_keyphrases for t, p in zip(label_terms, papers, strict=True)],

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import click
 
 from ..model import SourceError
-from ..sources import READERS, describe
+from ..sources import READERS, SourceWarning, describe
 from ._common import (
     DEFAULT_DB,
     EXTRACTIVE,
@@ -39,6 +40,9 @@ _BACKENDS = backend_choices()
 @click.option("--refit-topics", is_flag=True,
               help="Recluster and re-lay-out from scratch even when the atlas's topics could be updated (a "
               "rebuild that adds up to 25% new papers otherwise keeps topic ids, labels and map positions).")
+@click.option("--replace", is_flag=True,
+              help="Replace the atlas even when the listings yield no papers or would keep fewer than half of its "
+              "papers (such a build is otherwise refused and the atlas left as it is).")
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
 @click.option("--tldr-backend", type=click.Choice([name for name, _ in _BACKENDS]), default=EXTRACTIVE,
               show_default=True, help=choice_help("How TL;DRs are written. Generated TL;DRs that their abstract does "
@@ -49,16 +53,19 @@ _BACKENDS = backend_choices()
                                                   "used.", _BACKENDS))
 @click.option("--base-url", default=None, help="Endpoint of the openai backends, e.g. http://127.0.0.1:11434/v1")
 @click.option("--model", "llm_model", default=None, help="Model name for the openai backends.")
-def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topics, seed, tldr_backend, label_backend,
-          base_url, llm_model):
+def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topics, replace, seed, tldr_backend,
+                  label_backend, base_url, llm_model):
     """Build or rebuild an atlas from one or more LISTINGS.
 
     The atlas then holds exactly these listings; the same paper in several listings is merged. Rebuilding is
-    atomic (an interrupted build leaves the previous atlas as it was) and embeds only new or changed papers.
+    atomic (an interrupted build leaves the previous atlas as it was) and embeds only new or changed papers. A
+    second build of the same atlas waits for the first to finish.
     """
+    from ..build import BuildRefused
     from ..build import build as run_build
     from ..enrich.embed import EmbedderUnavailable
     from ..store import AtlasTooNew
+    from ..store.lock import AtlasBusy
 
     if fmt and len(fmt) not in (1, len(listings)):
         raise click.UsageError("give --format once (for all listings) or once per listing")
@@ -74,10 +81,20 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
             raise click.ClickException(str(e)) from e
     backend = backends.get(tldr_backend)
     try:
-        rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics, seed=seed,
-                        progress=tqdm_progress, tldr_backend=backend, n_areas=n_areas, refit_topics=refit_topics,
-                        label_backend=backends.get(label_backend))
-    except (SourceError, EmbedderUnavailable, AtlasTooNew) as e:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SourceWarning)
+            try:
+                rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics,
+                                seed=seed, progress=tqdm_progress, tldr_backend=backend, n_areas=n_areas,
+                                refit_topics=refit_topics, label_backend=backends.get(label_backend),
+                                replace=replace, on_wait=lambda msg: click.echo(msg, err=True))
+            finally:
+                for w in caught:
+                    if issubclass(w.category, SourceWarning):
+                        click.echo(f"warning: {w.message}", err=True)
+                    else:
+                        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    except (SourceError, EmbedderUnavailable, AtlasTooNew, BuildRefused, AtlasBusy) as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
                f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}")

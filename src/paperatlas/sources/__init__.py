@@ -4,13 +4,17 @@ Each reader module exposes ``sniff(head: str) -> bool`` and ``read_text(text, pa
 (``hints``: ``venue``, ``year`` for listings that do not state them); its docstring's first paragraph is the
 description shown by ``--help``, ``docs/cli.md`` and the README (:func:`describe`).
 
-:func:`read` picks the reader from the file's content (see :func:`detect_format`) unless ``format`` is given.
+:func:`read` picks the reader from the file's content (see :func:`detect_format`) unless ``format`` is given,
+and bounds what a listing can feed the build: titles longer than :data:`MAX_TITLE_CHARS` and abstracts/digests
+longer than :data:`MAX_ABSTRACT_CHARS` are cut, with a :class:`SourceWarning` naming the file and line/record.
 """
 
 from __future__ import annotations
 
 import gzip
 import re
+import warnings
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +29,17 @@ READERS = {
     "awesome-md": awesome_md,
     "paperlists-md": paperlists_md,
 }
+
+
+#: Abstracts (and awesome-list digests) are cut to this many characters at ingest; the longest real abstract in
+#: the seeds is under 5,000.
+MAX_ABSTRACT_CHARS = 20_000
+#: Titles are cut to this many characters at ingest.
+MAX_TITLE_CHARS = 1_000
+
+
+class SourceWarning(UserWarning):
+    """A listing was read, but something in it was changed (e.g. an over-long abstract cut); names the record."""
 
 
 def describe(name: str) -> str:
@@ -49,15 +64,17 @@ def describe(name: str) -> str:
 
 
 def open_text(path: str | Path) -> str:
-    """Read a listing file's text.
+    r"""Read a listing file's text.
 
-    The file is decoded as UTF-8; a ``.gz`` file is transparently decompressed first.
+    The file is decoded as UTF-8 (a leading byte-order mark dropped); a ``.gz`` file is transparently
+    decompressed first. Line ends ``\r\n`` and ``\r`` become ``\n``, so sniffing and line numbers work on
+    listings saved on Windows or classic Mac OS.
 
     Args:
         path: The listing file.
 
     Returns:
-        The file's text.
+        The file's text, with ``\n`` line ends.
 
     Raises:
         SourceError: The file is missing, unreadable or not UTF-8 text (the error names the line).
@@ -69,12 +86,13 @@ def open_text(path: str | Path) -> str:
         raw = p.read_bytes()
         if p.suffix == ".gz":
             raw = gzip.decompress(raw)
-        return raw.decode("utf-8")
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        text = raw.decode("utf-8")
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise SourceError(str(path), None, f"cannot read file: {e}") from e
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise SourceError(str(path), line, f"not UTF-8 text ({e.reason} at byte {e.start})") from e
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def detect_format(path: str | Path, text: str | None = None) -> str:
@@ -126,4 +144,25 @@ def read(path: str | Path, format: str | None = None, progress: Callable[[int], 
     reader = READERS[name]
     if getattr(reader, "STATES_VENUE_PER_ENTRY", False):
         hints = {k: v for k, v in hints.items() if k not in ("venue", "year")}
-    return reader.read_text(text, str(path), **hints)
+    try:
+        papers = reader.read_text(text, str(path), **hints)
+    except RecursionError as e:  # e.g. JSON nested thousands of levels deep
+        raise SourceError(str(path), None, "nested too deeply to read") from e
+    for p in papers:
+        _bound(p, str(path))
+    return papers
+
+
+def _bound(p: Paper, path: str) -> None:
+    """Cut ``p``'s over-long title, abstract and digest in place, with a :class:`SourceWarning` for each."""
+    src = p.sources[0] if p.sources else None
+    where = "" if src is None else (f"record {src.record}" if src.record is not None else
+                                    (src.line if src.line is not None else ""))
+    loc = f"{path}:{where}" if where != "" else path
+    for field, limit in (("title", MAX_TITLE_CHARS), ("abstract", MAX_ABSTRACT_CHARS),
+                         ("digest", MAX_ABSTRACT_CHARS)):
+        value = getattr(p, field)
+        if len(value) > limit:
+            warnings.warn(f"{loc}: {field} of {len(value):,} characters cut to {limit:,}", SourceWarning,
+                          stacklevel=3)
+            setattr(p, field, value[:limit].rstrip())

@@ -33,12 +33,31 @@ def sniff(head: str) -> bool:
     return s.startswith("[") and '"title"' in s[:5000]
 
 
-def _split(value) -> list[str]:
-    if not value:
-        return []
+_SCALARS = (str, int, float)
+
+
+def _text(rec: dict, key: str, path: str, i: int) -> str:
+    """A record's text field as a string (numbers as text, missing/null as ``""``); SourceError for other types."""
+    value = rec.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, _SCALARS):
+        raise SourceError(path, f"record {i}", f"field {key!r} is a JSON {_json_type(value)}, expected a string")
+    return str(value)
+
+
+def _json_type(value) -> str:
+    return {dict: "object", list: "array", bool: "boolean"}.get(type(value), type(value).__name__)
+
+
+def _split(rec: dict, key: str, path: str, i: int) -> list[str]:
+    """A ``;``-separated text field (or an array of strings) as a list of stripped, non-empty parts."""
+    value = rec.get(key)
     if isinstance(value, list):
+        if not all(isinstance(v, _SCALARS) and not isinstance(v, bool) for v in value):
+            raise SourceError(path, f"record {i}", f"field {key!r} is an array holding a non-string")
         return [str(v).strip() for v in value if str(v).strip()]
-    return [v.strip() for v in str(value).split(";") if v.strip()]
+    return [v.strip() for v in _text(rec, key, path, i).split(";") if v.strip()]
 
 
 def read_text(text: str, path: str, venue: str | None = None, year: int | None = None, **_hints) -> list[Paper]:
@@ -58,12 +77,17 @@ def read_text(text: str, path: str, venue: str | None = None, year: int | None =
 
     Raises:
         SourceError: naming the file and line (invalid JSON) or record index (``file:record 12``) when the JSON
-            is invalid, is not an array, a record is not an object, or a record lacks a title.
+            is invalid or nested too deeply, is not an array, a record is not an object, a record lacks a title,
+            or a field has the wrong JSON type (an object where a string is expected, say).
     """
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise SourceError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from e
+    except RecursionError as e:  # "[" x 100,000: the parser gives up on the nesting
+        raise SourceError(path, None, "invalid JSON: nested too deeply") from e
+    except ValueError as e:  # e.g. a number of more than 4,300 digits
+        raise SourceError(path, None, f"invalid JSON: {e}") from e
     if not isinstance(data, list):
         raise SourceError(path, None, f"expected a JSON array of papers, got {type(data).__name__}")
     fv, fy = venue_from_filename(path, any_venue=True)
@@ -73,31 +97,35 @@ def read_text(text: str, path: str, venue: str | None = None, year: int | None =
     for i, rec in enumerate(data):
         if not isinstance(rec, dict):
             raise SourceError(path, f"record {i}", f"expected an object, got {type(rec).__name__}")
-        title = " ".join(str(rec.get("title") or "").split())
+        title = " ".join(_text(rec, "title", path, i).split())
         if not title:
             raise SourceError(path, f"record {i}", "missing or empty 'title'")
         links: list[Link] = []
         for key in ("site", "openreview", "pdf", "arxiv", "project"):
-            for url in _split(rec.get(key)):
+            for url in _split(rec, key, path, i):
                 if url.startswith("http") and all(link.url != url for link in links):
                     kind = classify_link(url)
                     links.append(Link(url=url, kind="paper" if kind == "other" else kind, label=key))
-        for url in _split(rec.get("github")):
+        for url in _split(rec, "github", path, i):
             if url.startswith("http"):
                 links.append(Link(url=url, kind="code", label="github"))
         extra = {k: rec[k] for k in ("gs_citation", "primary_area", "doi") if rec.get(k) not in (None, "", -1)}
+        for k, v in extra.items():
+            if not isinstance(v, _SCALARS):
+                raise SourceError(path, f"record {i}",
+                                  f"field {k!r} is a JSON {_json_type(v)}, expected a string or number")
         papers.append(Paper(
             title=title,
-            authors=_split(rec.get("author")),
-            abstract=str(rec.get("abstract") or "").strip(),
+            authors=_split(rec, "author", path, i),
+            abstract=_text(rec, "abstract", path, i).strip(),
             venue=venue or "",
             year=year,
-            status=str(rec.get("status") or "").strip(),
-            track=str(rec.get("track") or "").strip(),
+            status=_text(rec, "status", path, i).strip(),
+            track=_text(rec, "track", path, i).strip(),
             links=links,
-            sources=[SourceRef(format=FORMAT, path=path, record=i, native_id=str(rec.get("id") or ""))],
-            given_keyphrases=_split(rec.get("keywords")),
-            affiliations=_split(rec.get("aff")),
+            sources=[SourceRef(format=FORMAT, path=path, record=i, native_id=_text(rec, "id", path, i))],
+            given_keyphrases=_split(rec, "keywords", path, i),
+            affiliations=_split(rec, "aff", path, i),
             extra=extra,
         ))
     return papers

@@ -10,6 +10,7 @@ are carried over by that copy and copied again from the live file just before th
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import sqlite3
@@ -23,6 +24,8 @@ import numpy as np
 
 from ..model import Paper, Topic
 from .connection import AtlasNotFound, connect
+from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from .lock import build_lock
 from .migrations import LATEST, migrate
 from .userdata import (  # build.py calls these as paperatlas.store.sqlite.*
     EDIT_METHOD,
@@ -50,8 +53,14 @@ __all__ = ["AtlasNotFound", "Atlas", "atomic_rebuild", "connect", "row_to_paper"
 
 
 @contextlib.contextmanager
-def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
+def atomic_rebuild(path: str | Path, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+                   on_wait: Callable[[str], None] | None = None) -> Iterator[sqlite3.Connection]:
     """Yield a writable connection to a private copy of the atlas at ``path`` (or a new empty one).
+
+    The whole rebuild holds the atlas's build lock (:func:`paperatlas.store.lock.build_lock`): a second rebuild
+    of the same atlas waits for the first and then starts from its result; the reader's writes do not take the
+    lock. Under the lock, the private copies a killed build left behind (``.<name>.*.building`` and its SQLite
+    ``-journal``/``-wal``/``-shm`` companions) are deleted first.
 
     The copy is migrated to the current schema (:func:`paperatlas.store.migrations.migrate`) before it is
     yielded. On normal exit it is committed, the reader's tables are copied again from the live file and
@@ -60,6 +69,8 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
 
     Args:
         path: The atlas file (created, with its directory, when missing).
+        lock_timeout: Seconds to wait while another build of the same atlas holds the lock.
+        on_wait: Called once with a one-line message when this build starts waiting for another one.
 
     Yields:
         A writable connection to the private copy (rows as :class:`sqlite3.Row`).
@@ -67,11 +78,21 @@ def atomic_rebuild(path: str | Path) -> Iterator[sqlite3.Connection]:
     Raises:
         paperatlas.store.migrations.AtlasTooNew: The atlas at ``path`` was written by a newer paperatlas
             (nothing is written).
+        paperatlas.store.lock.AtlasBusy: Another build held the lock for more than ``lock_timeout`` seconds
+            (nothing is written).
     """
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.name}.*.building"):  # left by a killed build
-        stale.unlink(missing_ok=True)
+    with build_lock(target, timeout=lock_timeout, on_wait=on_wait):
+        # no other build runs now: every private copy here was left by a killed build (with its journal)
+        for stale in target.parent.glob(f".{glob.escape(target.name)}.*.building*"):
+            if stale.name.endswith((".building", ".building-journal", ".building-wal", ".building-shm")):
+                stale.unlink(missing_ok=True)
+        yield from _rebuild_copy(target)
+
+
+def _rebuild_copy(target: Path) -> Iterator[sqlite3.Connection]:
+    """The body of :func:`atomic_rebuild`, run under the build lock: copy, yield, commit and swap."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".building", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
