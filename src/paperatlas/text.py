@@ -14,6 +14,33 @@ from .model import Link
 # A URL ends at whitespace, a closing bracket/angle bracket or quote; trailing punctuation is trimmed below.
 _URL_RE = re.compile(r"https?://[^\s<>\"'\]\[)(}{]+(?:\([^\s()]*\)[^\s<>\"'\]\[)(}{]*)*")
 _CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "huggingface.co/spaces")
+# A web URL: http(s), "://" and at least one character of host.
+_WEB_URL_RE = re.compile(r"https?://[^/\s?#]", re.I)
+# A bare DOI ("10.1234/abc", optionally "doi:10.1234/abc"): registrant code of 4-9 digits, a "/" and a suffix.
+_BARE_DOI_RE = re.compile(r"(?:doi:\s*)?(10\.\d{4,9}(?:\.\d+)*/\S+)", re.I)
+
+
+def safe_url(url: str | None) -> str | None:
+    """The URL a link may point at, or ``None`` when it must not be a link.
+
+    Only web and DOI links are safe to render as links: ``javascript:``, ``data:``, ``vbscript:``, ``file:``,
+    relative and scheme-less URLs are refused (a refused link is left out or shown as plain text).
+
+    Args:
+        url: A URL as listed, or ``None``.
+
+    Returns:
+        The URL with surrounding whitespace stripped when it is ``http://`` or ``https://`` (either case) with a
+        host; ``https://doi.org/<doi>`` for a bare DOI (``10.1234/abc`` or ``doi:10.1234/abc``); else ``None``
+        (also for a URL holding a control character, which browsers would silently drop).
+    """
+    u = (url or "").strip()
+    if not u or any(ord(c) < 0x20 or ord(c) == 0x7F for c in u):
+        return None
+    if _WEB_URL_RE.match(u):
+        return u
+    m = _BARE_DOI_RE.fullmatch(u)
+    return f"https://doi.org/{m.group(1)}" if m else None
 
 
 def classify_link(url: str) -> str:

@@ -2,19 +2,26 @@
 
 A paper's links, year, sort order and one-line texts, Markdown escaping, GitHub heading anchors, and the one
 Jinja2 environment of the HTML publishers (:data:`ENV`).
+
+Every output renders only http(s) and DOI links (:func:`paperatlas.text.safe_url`): :func:`paper_link` and
+:func:`code_link` skip any other link; Markdown outputs escape every text (:func:`escape_md`), percent-encode URLs
+(:func:`md_url`) and neutralise raw HTML and unsafe links in the reader's own Markdown notes (:func:`safe_note_md`).
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from ..markup import FAVICON
 from ..model import Paper, status_rank
+from ..text import safe_url
 
 #: The HTML publishers' templates: ``map.html`` (:mod:`.map_html`) and ``site/*`` (:mod:`.site`).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -37,6 +44,11 @@ _ENTITY_RE = re.compile(r"&(?=#?\w+;)")
 _ORDERED_START_RE = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 # A 4-digit year inside a venue string ("ICLR 2021").
 _YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
+# What a "$...$" span must not hold to be kept verbatim: the start of raw HTML or an autolink, or a link.
+_UNSAFE_MATH_RE = re.compile(r"<[A-Za-z/!?]|\]\s*[(:\[]")
+# Characters percent-encoded in a Markdown link destination or bare URL: whitespace and control characters,
+# brackets and quotes that would end the destination or open raw HTML, and the backslash (an escape in Markdown).
+_URL_UNSAFE_RE = re.compile(r"[\s\x00-\x1f\x7f()<>\"'\\]")
 
 _PAPER_KINDS = ("paper", "openreview", "project", "other")
 
@@ -44,19 +56,20 @@ _PAPER_KINDS = ("paper", "openreview", "project", "other")
 def paper_link(p: Paper) -> str:
     """The paper's main URL.
 
-    Unlike :attr:`Paper.paper_url` this skips placeholder links whose ``url`` is empty.
+    Unlike :attr:`Paper.paper_url` this skips placeholder links whose ``url`` is empty and links that are not
+    safe to render (:func:`paperatlas.text.safe_url`: only http(s) and DOI links are).
 
     Args:
         p: the paper.
 
     Returns:
-        The URL (stripped) of its first non-empty ``paper`` link, else ``openreview``, ``project``, ``other``
-        link; ``""`` when it has none.
+        The URL (stripped; a bare DOI as ``https://doi.org/...``) of its first safe ``paper`` link, else
+        ``openreview``, ``project``, ``other`` link; ``""`` when it has none.
     """
     for kind in _PAPER_KINDS:
         for link in p.links:
-            if link.kind == kind and link.url.strip():
-                return link.url.strip()
+            if link.kind == kind and (url := safe_url(link.url)):
+                return url
     return ""
 
 
@@ -67,10 +80,27 @@ def code_link(p: Paper) -> str:
         p: the paper.
 
     Returns:
-        The URL (stripped) of its first non-empty ``code`` link, or ``""`` (placeholder links with an empty URL are
-        skipped).
+        The URL (stripped; a bare DOI as ``https://doi.org/...``) of its first safe ``code`` link
+        (:func:`paperatlas.text.safe_url`), or ``""`` (placeholder links with an empty URL are skipped).
     """
-    return next((link.url.strip() for link in p.links if link.kind == "code" and link.url.strip()), "")
+    return next((url for link in p.links if link.kind == "code" and (url := safe_url(link.url))), "")
+
+
+def md_url(url: str | None) -> str:
+    """A URL as written in Markdown: a link destination ``[text](URL)`` or a bare URL.
+
+    Args:
+        url: any URL, or ``None``.
+
+    Returns:
+        ``""`` when the URL is not safe to link (:func:`paperatlas.text.safe_url`), else the safe URL with
+        whitespace, control characters, ``(``, ``)``, ``<``, ``>``, quotes and backslashes percent-encoded (UTF-8),
+        so it can neither end the link early nor open raw HTML.
+    """
+    safe = safe_url(url)
+    if not safe:
+        return ""
+    return _URL_UNSAFE_RE.sub(lambda m: quote(m.group(0), safe=""), safe)
 
 
 def one_line(text: str | None) -> str:
@@ -152,10 +182,12 @@ def escape_md(text: str) -> str:
 
     Whitespace (including newlines) is folded to single spaces; Markdown punctuation outside ``$...$`` math is
     backslash-escaped (and the ``&`` of a character entity becomes ``&amp;``); a leading ``#``, ``>``, ``+``,
-    ``-``, ``=`` or ``1.`` is escaped so the text cannot open a heading, quote or nested list.
+    ``-``, ``=`` or ``1.`` is escaped so the text cannot open a heading, quote or nested list. The result holds no
+    raw HTML, autolink or link, whatever the renderer's raw-HTML setting.
 
     Args:
-        text: plain text from a paper or topic (``$...$`` spans are LaTeX math, kept verbatim).
+        text: plain text from a paper or topic (``$...$`` spans are LaTeX math, kept verbatim unless they hold the
+            start of an HTML tag or a link, e.g. ``$<script>$``: those are escaped as plain text).
 
     Returns:
         The escaped text, on one line.
@@ -164,6 +196,8 @@ def escape_md(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in _MATH_RE.finditer(text):
+        if _UNSAFE_MATH_RE.search(m.group(0)):
+            continue
         out.append(_escape_plain(text[pos:m.start()]))
         out.append(m.group(0))
         pos = m.end()
@@ -179,6 +213,54 @@ def escape_md(text: str) -> str:
 
 def _escape_plain(text: str) -> str:
     return _ENTITY_RE.sub("&amp;", _INLINE_SPECIAL_RE.sub(r"\\\1", text))
+
+
+# A code span on one line (its content is literal): a backtick run, then the first run of the same length. No "|"
+# inside (a GFM table splits cells there first); not after a backslash (an escaped backtick opens nothing).
+_CODE_SPAN_RE = re.compile(r"(?<![`\\])(`+)(?!`)[^\n|]*?(?<!`)\1(?!`)")
+# A link destination ("](dest" of an inline link or image, "]: dest" of a reference definition), up to whitespace.
+_LINK_DEST_RE = re.compile(r"\](\(|:)([ \t]*\n?[ \t]*)(<[^>\n]*>?|[^\s]*)")
+_MD_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def safe_note_md(note: str) -> str:
+    r"""A reader's Markdown note made safe to publish in Markdown.
+
+    The note keeps its Markdown (emphasis, lists, code, http(s) links), but outside one-line code spans every
+    ``<`` becomes ``&lt;`` (no raw HTML or autolink can open, whatever the renderer's raw-HTML setting; inside a
+    fenced or indented code block it then shows as ``&lt;``), and an inline link, image or reference definition
+    whose destination is not an http(s) URL (:func:`paperatlas.text.safe_url`, after Markdown escapes and
+    character references are undone, as the renderer does) loses its ``]`` (escaped as ``\]``), so its text shows
+    as typed instead of a link.
+
+    Args:
+        note: the note's Markdown.
+
+    Returns:
+        The note, unchanged when it holds no ``<`` outside code spans and no non-http(s) link.
+    """
+    out: list[str] = []
+    pos = 0
+    for m in _CODE_SPAN_RE.finditer(note):
+        out.append(_safe_note_text(note[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_safe_note_text(note[pos:]))
+    return "".join(out)
+
+
+def _safe_note_text(text: str) -> str:
+    def link(m: re.Match) -> str:
+        before = m.string[:m.start()]
+        if (len(before) - len(before.rstrip("\\"))) % 2:  # "\\]" is a literal bracket: no link to neutralise
+            return m.group(0)
+        dest = html.unescape(_MD_ESCAPED_RE.sub(r"\1", m.group(3)))
+        dest = dest[1:].rstrip(">") if dest.startswith("<") else dest
+        if dest and safe_url(dest) == dest:
+            return m.group(0)
+        return "\\" + m.group(0)
+
+    return _LINK_DEST_RE.sub(link, text).replace("<", "&lt;")
 
 
 def github_anchor(heading: str) -> str:

@@ -29,13 +29,13 @@ go in a final *Other papers* section, so every paper appears exactly once.
 Text taken from papers is escaped so it cannot break the list: Markdown punctuation (``*``, ``_``, ``[``, ``]``,
 backticks, ``<``, ...) is backslash-escaped, newlines are folded into spaces, and a title that would start a
 nested block (``1. ...``, ``# ...``) is neutralised. ``$...$`` LaTeX spans are kept verbatim so GitHub renders
-them as math. The digest sits inside a raw-HTML ``<details>`` block and is HTML-escaped instead.
+them as math. The digest sits inside a raw-HTML ``<details>`` block and is HTML-escaped instead. Links are only
+http(s) and DOI links, percent-encoded (:func:`paperatlas.publish._common.md_url`).
 """
 
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable
 
 from ..model import Paper, Topic
@@ -45,6 +45,7 @@ from ._common import (
     default_title,
     escape_md,
     github_anchor,
+    md_url,
     one_line,
     paper_link,
     paper_sort_key,
@@ -62,14 +63,6 @@ OTHER_SECTION = "Other papers"
 
 #: fewest papers per sub-topic section (on average) before sections become areas
 MIN_PER_SECTION = 3
-
-_URL_UNSAFE_RE = re.compile(r"[\s()<>]")
-
-
-def _escape_url(url: str) -> str:
-    """Percent-encode characters that would end a Markdown link destination early."""
-    return _URL_UNSAFE_RE.sub(lambda m: f"%{ord(m.group(0)):02X}", url)
-
 
 def _digest_text(p: Paper) -> str:
     for text in (p.tldr, p.digest):
@@ -98,7 +91,7 @@ def render_paper(p: Paper) -> str:
     line = f"- {title}"
     for tag, url in (("paper", paper_link(p)), ("code", code_link(p))):
         if url:
-            line += f" [[{tag}]]({_escape_url(url)})"
+            line += f" [[{tag}]]({md_url(url)})"
     lines = [line]
 
     authors = ", ".join(escape_md(a) for a in p.authors if one_line(a))

@@ -7,8 +7,9 @@ One item per paper (schema: https://github.com/citation-style-language/schema, `
 same citation key as the BibTeX export), ``type`` (``paper-conference`` for a conference or workshop venue, else
 ``article-journal``; ``article`` without a venue), ``title``, ``author`` (``family``/``given``/``non-dropping-
 particle``/``suffix``, split by bibtexparser's BibTeX name parser), ``issued`` (``date-parts`` of the year),
-``container-title`` (the venue), ``URL``, ``abstract``, ``keyword`` (the keyphrases, ``", "``-joined) and
-``note`` (the TL;DR, the reader's note when the paper carries one in ``extra["note"]``, and the status).
+``container-title`` (the venue), ``URL`` (an http(s) or DOI link only, :func:`paperatlas.text.safe_url`),
+``abstract``, ``keyword`` (the keyphrases, ``", "``-joined) and ``note`` (the TL;DR, the reader's note when the
+paper carries one in ``extra["note"]``, and the status).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 from collections.abc import Iterable
 
 from ..model import Paper, Topic
+from ..text import safe_url
 from ._common import paper_year
 from .bibtex_out import is_conference, lowercase_given_name, unique_keys
 
@@ -76,8 +78,9 @@ def paper_item(p: Paper, key: str) -> dict:
         item["issued"] = {"date-parts": [[year]]}
     if p.venue:
         item["container-title"] = p.venue
-    if p.paper_url:
-        item["URL"] = p.paper_url
+    url = safe_url(p.paper_url)
+    if url:
+        item["URL"] = url
     if p.abstract:
         item["abstract"] = p.abstract
     if p.keyphrases:

@@ -5,7 +5,12 @@ CRLF line ends.
 
 List fields (``authors``, ``keyphrases``) are joined with ``"; "``; ``keyphrases`` falls back to the listing's
 given keyphrases; missing numbers (``year``, ``topic_id``, ``x``, ``y``) are empty cells; ``paper_url`` and
-``code_url`` skip placeholder links with an empty URL.
+``code_url`` hold only http(s) and DOI links (:func:`paperatlas.text.safe_url`; placeholder links with an empty URL
+and any other link are skipped).
+
+A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so a
+spreadsheet shows it as text instead of running it as a formula (OWASP's CSV-injection guidance); numbers (``year``,
+``topic_id``, ``x``, ``y``, a negative coordinate included) are written as they are.
 """
 
 from __future__ import annotations
@@ -24,13 +29,30 @@ FORMAT = "csv"
 COLUMNS = ("id", "title", "authors", "venue", "year", "status", "track", "topic_id", "topic_label", "tldr",
            "keyphrases", "paper_url", "code_url", "x", "y", "abstract")
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
 
 def _cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float) and not math.isfinite(value):
         return ""
+    if isinstance(value, str):
+        return text_cell(value)
     return str(value)
+
+
+def text_cell(text: str) -> str:
+    """A text cell that a spreadsheet will not run as a formula.
+
+    Args:
+        text: the cell's text.
+
+    Returns:
+        ``text`` with a leading ``'`` when it starts with one of :data:`FORMULA_START`, else ``text`` unchanged.
+    """
+    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,

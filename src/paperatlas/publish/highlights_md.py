@@ -22,7 +22,9 @@ Layout::
 The reader's note comes from ``Paper.extra["note"]`` (the CLI puts each list entry's note there). *Reading time*
 counts the words of the page at 230 words per minute (an adult's silent reading rate for non-fiction, Brysbaert
 2019, *Journal of Memory and Language* 109), at least one minute. Text from papers is escaped with
-:func:`paperatlas.publish._common.escape_md`; notes are kept as Markdown (they are the reader's own).
+:func:`paperatlas.publish._common.escape_md`; links are bare http(s) and DOI URLs only, percent-encoded
+(:func:`paperatlas.publish._common.md_url`); notes are kept as Markdown (they are the reader's own) without raw
+HTML or non-http(s) links (:func:`paperatlas.publish._common.safe_note_md`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,17 @@ from collections.abc import Iterable
 
 from ..markup import FAVICON, markdown_parser
 from ..model import Paper, Topic
-from ._common import code_link, escape_md, github_anchor, one_line, paper_link, paper_sort_key, venue_text
+from ._common import (
+    code_link,
+    escape_md,
+    github_anchor,
+    md_url,
+    one_line,
+    paper_link,
+    paper_sort_key,
+    safe_note_md,
+    venue_text,
+)
 
 FORMAT = "highlights-md"
 #: silent reading rate used for the reading time, words per minute (Brysbaert 2019)
@@ -94,7 +106,7 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
             name = one_line(p.title)
             toc.append(f"  - [{escape_md(name)}](#{github_anchor(name)})")
             body += ["", f"### {escape_md(name)}", ""]
-            links = " ".join(x for x in (paper_link(p), code_link(p)) if x)
+            links = " ".join(md_url(x) for x in (paper_link(p), code_link(p)) if x)
             if links:
                 body.append(links + "  ")
             who = ", ".join(p.authors[:8]) + (" et al." if len(p.authors) > 8 else "")
@@ -105,7 +117,7 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
                 body += ["", f"**TL;DR** {escape_md(one_line(p.tldr))}"]
             note = str(p.extra.get("note") or "").strip()
             if note:
-                body += ["", note]
+                body += ["", safe_note_md(note)]
     text_for_time = "\n".join(body)
     minutes = reading_minutes(text_for_time)
     out = [f"# {escape_md(one_line(heading))}", "",

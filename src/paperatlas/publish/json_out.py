@@ -1,7 +1,9 @@
 r"""Publish an atlas as JSON: one object per paper.
 
 Each object has every :class:`~paperatlas.model.Paper` field, plus ``topic_label`` (the label of the paper's
-topic, ``""`` when it has none) and ``related_ids`` (ids of its related papers, most similar first).
+topic, ``""`` when it has none) and ``related_ids`` (ids of its related papers, most similar first). ``links``
+holds only http(s) and DOI links (:func:`paperatlas.text.safe_url`; a bare DOI as ``https://doi.org/...``) and
+placeholder links with an empty URL; any other link (``javascript:``, ``data:``, relative) is left out.
 
 The array is sorted by paper id (stable across runs), pretty-printed with two-space indentation and written as
 UTF-8 without ``\u`` escapes. Non-finite floats (NaN map coordinates) become ``null``; NumPy scalars and arrays
@@ -16,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import Paper, Topic
+from ..text import safe_url
 
 FORMAT = "json"
 
@@ -33,6 +36,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _safe_links(links: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The links whose URL is empty (a placeholder) or safe, with the safe URL (:func:`paperatlas.text.safe_url`)."""
+    out = []
+    for link in links:
+        if not str(link.get("url") or "").strip():
+            out.append(link)
+        elif url := safe_url(str(link["url"])):
+            out.append({**link, "url": url} if url != link["url"] else link)
+    return out
+
+
 def paper_records(papers: Iterable[Paper], topics: Iterable[Topic],
                   related: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
     """The records :func:`render` serialises.
@@ -44,13 +58,14 @@ def paper_records(papers: Iterable[Paper], topics: Iterable[Topic],
 
     Returns:
         ``Paper.to_dict()`` + ``topic_label`` + ``related_ids`` per paper, sorted by id, with NumPy values, tuples
-        and non-finite floats made strict-JSON values.
+        and non-finite floats made strict-JSON values, and only safe links (see the module docstring).
     """
     labels = {t.id: t.label for t in topics}
     related = related or {}
     out = []
     for p in sorted(papers, key=lambda p: p.id):
         d = p.to_dict()
+        d["links"] = _safe_links(d["links"])
         d["topic_label"] = labels.get(p.topic_id, "") if p.topic_id is not None else ""
         d["related_ids"] = [str(r) for r in related.get(p.id, [])]
         out.append(_plain(d))

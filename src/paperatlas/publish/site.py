@@ -20,7 +20,8 @@ Bookmarks (☆) are paper ids kept in the browser's ``localStorage`` (key ``pape
 
 The first page (``index.html`` and the files it loads, see :func:`first_load_bytes`) is about 0.6 kB per paper
 plus ~35 kB: ~0.5 MB for ICLR 2021's 860 papers. Every text from papers is HTML-escaped by Jinja2 (pages) or put in
-the DOM with ``textContent`` (search results); paper links keep only http(s) URLs.
+the DOM with ``textContent`` (search results); paper links keep only http(s) and DOI URLs
+(:func:`paperatlas.text.safe_url`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 
 from ..mapview import htmlsafe_json
 from ..model import STATUSES, Paper, Topic, status_rank
+from ..text import safe_url
 from . import map_html
 from ._common import ENV, TEMPLATES, code_link, default_title, one_line, paper_link, paper_sort_key
 
@@ -47,7 +49,6 @@ _VENDOR = _HERE / "vendor"
 _ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site.js"),
            (_TEMPLATES / "bookmarks.js", "bookmarks.js"), (_VENDOR / "minisearch.min.js", "minisearch.min.js"),
            (_VENDOR / "minisearch.LICENSE.txt", "minisearch.LICENSE.txt"))
-_SAFE_URL = ("http://", "https://")
 _ASSET_RE = re.compile(r"""<(?:script\b[^>]*\bsrc|link\b[^>]*\bhref)\s*=\s*["']([^"']+)["']""", re.I)
 
 
@@ -70,8 +71,8 @@ def _links(p: Paper) -> list[dict[str, str]]:
     seen: set[str] = set()
     out = []
     for link in p.links:
-        url = link.url.strip()
-        if url.startswith(_SAFE_URL) and url not in seen:
+        url = safe_url(link.url)
+        if url and url not in seen:
             seen.add(url)
             out.append({"url": url, "label": link.kind or "link"})
     return out
@@ -169,13 +170,11 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
         topic = by_id.get(p.topic_id) if p.topic_id is not None else None
         area = by_id.get(topic.parent_id) if topic is not None and topic.parent_id is not None else None
         rel = [paper_ref(by_paper[r]) for r in related.get(p.id, []) if r in by_paper and r != p.id]
-        main = paper_link(p)
         _write(out / "paper" / f"{slugs[p.id]}.html", page.render(
             title=title, root="../", p=p, paper_title=one_line(p.title), status=one_line(p.status),
             venue=one_line(p.venue), year=p.year, tldr=one_line(p.tldr), abstract=[
                 one_line(x) for x in (p.abstract or "").split("\n\n") if x.strip()],
-            links=_links(p), main_url=main if main.startswith(_SAFE_URL) else "",
-            code_url=code_link(p) if code_link(p).startswith(_SAFE_URL) else "",
+            links=_links(p), main_url=paper_link(p), code_url=code_link(p),
             topic=topic_ref(topic), area=topic_ref(area), related=rel))
 
     page = ENV.get_template("site/topic.html")

@@ -24,7 +24,8 @@ Layout::
     Also relevant: ...                            <- papers filed elsewhere carrying this topic as a secondary one
 
 Nearest topics are the sub-topics whose map position (median of their papers' coordinates) is closest (Euclidean
-distance on the 2-D map). Text from papers is escaped with :func:`paperatlas.publish._common.escape_md`. An atlas
+distance on the 2-D map). Text from papers is escaped with :func:`paperatlas.publish._common.escape_md`; links are
+bare http(s) and DOI URLs only, percent-encoded (:func:`paperatlas.publish._common.md_url`). An atlas
 without areas (built before the hierarchy) gets one section per topic. Papers without a topic go to *Other papers*.
 """
 
@@ -39,6 +40,7 @@ from ._common import (
     default_title,
     escape_md,
     github_anchor,
+    md_url,
     one_line,
     paper_link,
     paper_sort_key,
@@ -49,10 +51,10 @@ FORMAT = "topics-md"
 
 
 def _paper_lines(p: Paper) -> list[str]:
-    links = " ".join(x for x in (paper_link(p), code_link(p)) if x)
+    links = " ".join(md_url(x) for x in (paper_link(p), code_link(p)) if x)
     lines = [f"- {escape_md(one_line(p.title))}{' ' + links if links else ''}"]
     who = ", ".join(p.authors[:6]) + (" et al." if len(p.authors) > 6 else "")
-    venue = venue_text(p)
+    venue = escape_md(venue_text(p))
     if who or venue:
         lines.append(f"  - {escape_md(who)}{'.' if who else ''}{' *' + venue + '*' if venue else ''}")
     if p.tldr:
