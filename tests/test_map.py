@@ -212,7 +212,9 @@ def test_map_api_and_plotly_are_served_locally_and_follow_edits(copy_atlas):
     assert len(data["ids"]) == 60 and data["areas"]
     assert client.get("/api/map", headers={"If-None-Match": first.headers["ETag"]}).status_code == 304
     pid = data["ids"][0]
-    assert client.post(f"/paper/{pid}/edit", data={"tldr": "My own TL;DR.", "keyphrases": ""}).status_code == 302
+    token = re.search(r'name="csrf_token" value="([^"]+)"', client.get(f"/paper/{pid}").get_data(as_text=True))[1]
+    assert client.post(f"/paper/{pid}/edit", data={"tldr": "My own TL;DR.", "keyphrases": "", "csrf_token": token},
+                       headers={"Origin": "http://localhost"}).status_code == 302  # as a browser sends the form
     again = client.get("/api/map", headers={"If-None-Match": first.headers["ETag"]})
     assert again.status_code == 200 and again.get_json()["tldr"][0] == "My own TL;DR."
 

@@ -110,9 +110,14 @@ def test_web_app_marks_papers_and_lists_them(copy_atlas):
     db = copy_atlas()
     client = create_app(db, preload_model=False).test_client()
     pid = paper_id(NET_DNF)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', client.get(f"/paper/{pid}").get_data(as_text=True))[1]
+
+    def post(url, data):  # as a browser sends the page's forms: the hidden token and the page's Origin
+        return client.post(url, data={**data, "csrf_token": token}, headers={"Origin": "http://localhost"})
+
     for form in ({"action": "like"}, {"action": "read"}, {"action": "add", "list": "tabular"},
                  {"action": "note", "note": NOTE}):
-        res = client.post(f"/paper/{pid}/mark", data=form)
+        res = post(f"/paper/{pid}/mark", data=form)
         assert res.status_code == 302 and res.headers["Location"].endswith(f"/paper/{pid}")
     page = client.get(f"/paper/{pid}").get_data(as_text=True)
     assert 'id="like" title="Like: recommendations start from papers you like">♥ Liked' in page
@@ -123,16 +128,16 @@ def test_web_app_marks_papers_and_lists_them(copy_atlas):
     # the note is Markdown, shown rendered (a list item in bold), on the list and on the paper page
     assert "<li><strong>Boolean</strong> formulas as a bias</li>" in listing
     assert "<li><strong>Boolean</strong> formulas as a bias</li>" in page
-    client.post(f"/paper/{pid}/mark", data={"action": "note", "note": "<script>x()</script> [a](javascript:x())"})
+    post(f"/paper/{pid}/mark", data={"action": "note", "note": "<script>x()</script> [a](javascript:x())"})
     shown = client.get("/list").get_data(as_text=True)
     assert "<script>x()" not in shown and "&lt;script&gt;" in shown and 'href="javascript' not in shown
-    client.post(f"/paper/{pid}/mark", data={"action": "note", "note": NOTE})
+    post(f"/paper/{pid}/mark", data={"action": "note", "note": NOTE})
     (e,) = rl.entries(db)  # written to the atlas file, not just the page
     assert (e.rating, e.lists, e.note) == (1, ["tabular"], NOTE)
-    assert client.post(f"/paper/{pid}/mark", data={"action": "remove", "list": "tabular"}).status_code == 302
+    assert post(f"/paper/{pid}/mark", data={"action": "remove", "list": "tabular"}).status_code == 302
     assert rl.entries(db)[0].lists == []
-    assert client.post("/paper/0000000000/mark", data={"action": "like"}).status_code == 404
-    assert client.post(f"/paper/{pid}/mark", data={"action": "explode"}).status_code == 400
+    assert post("/paper/0000000000/mark", data={"action": "like"}).status_code == 404
+    assert post(f"/paper/{pid}/mark", data={"action": "explode"}).status_code == 400
 
 
 def test_publish_highlights_and_awesome_list_from_a_reading_list(copy_atlas, tmp_path):

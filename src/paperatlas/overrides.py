@@ -13,24 +13,40 @@ from typing import Any
 from . import store
 from .model import Paper
 
+#: At most this many keyphrases in one edit (:func:`parse_keyphrases`).
+MAX_KEYPHRASES = 50
+#: At most this many characters per keyphrase (whitespace collapsed).
+MAX_KEYPHRASE_CHARS = 100
+
 
 def parse_keyphrases(text: str) -> list[str]:
     """Split a keyphrase field as the reader types it.
 
     ``"a; b ;c"`` → ``["a", "b", "c"]``: ``;``-separated, whitespace collapsed, blanks and case-insensitive
-    repeats dropped (the first spelling is kept).
+    repeats dropped (the first spelling is kept). Linear in the length of ``text``.
 
     Args:
         text: The ``;``-separated keyphrases.
 
     Returns:
         The keyphrases, in the order given (possibly empty).
+
+    Raises:
+        ValueError: More than :data:`MAX_KEYPHRASES` distinct keyphrases, or one longer than
+            :data:`MAX_KEYPHRASE_CHARS` characters.
     """
     out: list[str] = []
+    seen: set[str] = set()
     for k in text.split(";"):
         k = " ".join(k.split())
-        if k and k.lower() not in {x.lower() for x in out}:
-            out.append(k)
+        if not k or k.lower() in seen:
+            continue
+        if len(k) > MAX_KEYPHRASE_CHARS:
+            raise ValueError(f"a keyphrase is longer than {MAX_KEYPHRASE_CHARS} characters: {k[:40]!r}...")
+        if len(out) == MAX_KEYPHRASES:
+            raise ValueError(f"more than {MAX_KEYPHRASES} keyphrases given")
+        seen.add(k.lower())
+        out.append(k)
     return out
 
 

@@ -65,6 +65,10 @@ def rate(db: str | Path, paper_id: str, rating: int) -> None:
     store.set_mark(db, paper_id, rating=rating)
 
 
+#: The longest note kept, in bytes of UTF-8 (:func:`set_note`).
+MAX_NOTE_BYTES = 100_000
+
+
 def set_note(db: str | Path, paper_id: str, text: str, append: bool = False) -> str:
     """Set, or add a paragraph to, the reader's Markdown note on a paper.
 
@@ -80,10 +84,17 @@ def set_note(db: str | Path, paper_id: str, text: str, append: bool = False) -> 
     Raises:
         LookupError: The atlas has no paper ``paper_id``.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
+        ValueError: The note (after appending) is longer than :data:`MAX_NOTE_BYTES` bytes of UTF-8; nothing is
+            written.
     """
+    if len(text.encode("utf-8")) > MAX_NOTE_BYTES:
+        raise ValueError(f"the note is longer than {MAX_NOTE_BYTES // 1000} kB")
 
     def compose(old: str) -> str:
-        return f"{old.rstrip()}\n\n{text.strip()}".strip() if append and old else text.strip()
+        note = f"{old.rstrip()}\n\n{text.strip()}".strip() if append and old else text.strip()
+        if len(note.encode("utf-8")) > MAX_NOTE_BYTES:
+            raise ValueError(f"the note would be longer than {MAX_NOTE_BYTES // 1000} kB")
+        return note
 
     return store.update_note(db, paper_id, compose)
 

@@ -116,20 +116,38 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def serve_command(db, host, port):
-    """Serve the atlas as a local web app (search, paper and topic pages, map)."""
+@click.option("--token", envvar="PAPERATLAS_TOKEN", default=None, metavar="TOKEN",
+              help="Access token every browser must present once (open the printed URL with ?token=...) or every "
+              "request send as 'Authorization: Bearer TOKEN'; required when --host is not a loopback address "
+              "[env PAPERATLAS_TOKEN].")
+def serve_command(db, host, port, token=None):
+    """Serve the atlas as a local web app (search, paper and topic pages, map).
+
+    It answers only to its own address (Host checked) and accepts changes only from its own pages (Origin and
+    CSRF token checked). A non-loopback --host (e.g. 0.0.0.0) shows your reading list and notes to the network:
+    it needs --token.
+    """
     from waitress import serve as wserve
 
     from ..store import AtlasNotFound
     from ..web import create_app
+    from ..web.security import MAX_BODY_BYTES, is_loopback
 
+    wildcard = host.strip("[]") in ("0.0.0.0", "::", "")
+    if not is_loopback(host):
+        click.echo(f"warning: --host {host} serves the atlas, your reading list and notes to the network, "
+                   "not just this machine", err=True)
+        if not token:
+            raise click.ClickException("refusing to serve on a non-loopback address without --token TOKEN "
+                                       "(or $PAPERATLAS_TOKEN)")
     path = resolve_db(db)
     try:
-        app = create_app(path)
+        app = create_app(path, allowed_hosts=None if wildcard else (host,), access_token=token or None)
     except AtlasNotFound as e:
         raise click.ClickException(str(e)) from e
-    click.echo(f"Serving {path} at http://{host}:{port}/  (Ctrl+C to stop)")
-    wserve(app, host=host, port=port, threads=4, _quiet=True)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"Serving {path} at http://{shown}:{port}/{'?token=' + token if token else ''}  (Ctrl+C to stop)")
+    wserve(app, host=host, port=port, threads=4, _quiet=True, max_request_body_size=MAX_BODY_BYTES)
 
 
 @click.command(name="demo")

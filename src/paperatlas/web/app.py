@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from flask import Blueprint, Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
@@ -17,11 +19,19 @@ from ..model import STATUSES
 from ..search import Filters, find_paper, parse_years, related, search
 from ..store import Atlas
 from ..vocab import concept_key
+from .security import LOOPBACK_HOSTS, install, safe_next
 
 __all__ = ["STATUSES", "create_app", "topic_color"]
 
 
-def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
+#: Largest ``k`` (number of results) a request may ask for.
+MAX_K = 500
+#: Longest TL;DR the edit form accepts (characters).
+MAX_TLDR_CHARS = 5000
+
+
+def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS,
+               access_token: str | None = None) -> Flask:
     """The web app over the atlas at ``db_path`` (opened read-only and loaded into memory once).
 
     Searches made before the query embedding model is ready (or without the model package) use BM25 alone.
@@ -31,6 +41,10 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         preload_model: start loading the query embedding model in a background thread so the first semantic
             search is fast; the same thread then builds the recommender's TF-IDF matrix (~15 s at 40k papers) so
             the first *For you* visit is fast. False: no model is loaded (BM25 only).
+        allowed_hosts: Host names the ``Host`` header may name (any port; ``localhost``, ``127.0.0.1`` and
+            ``::1`` always), against DNS rebinding; None: any (a wildcard bind address, with ``access_token``).
+        access_token: When given, every browser session must present it once (``?token=...``) or every request
+            send ``Authorization: Bearer ...`` (``serve`` on a non-loopback address requires one).
 
     Returns:
         The Flask application.
@@ -41,6 +55,8 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
     atlas = Atlas(db_path)
     app = Flask(__name__)
     app.config["ATLAS"] = atlas
+    # host, origin and CSRF checks, headers (security.py); the map's pages need 'unsafe-eval' for Plotly's WebGL
+    install(app, allowed_hosts=allowed_hosts, access_token=access_token, eval_endpoints=("index", "map_page"))
     # the map's script and stylesheet live with its Python in paperatlas.mapview (publish inlines the same files)
     app.register_blueprint(Blueprint("mapview", __name__, static_folder=MAP_STATIC_DIR,
                                      static_url_path="/mapview/static"))
@@ -95,6 +111,15 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
                        author=request.args.get("author", ""), topic=request.args.get("topic", ""),
                        keyphrase=request.args.get("keyphrase", ""))
 
+    def int_arg(name: str, default: int, lo: int = 1, hi: int = MAX_K) -> int:
+        """An integer query parameter clamped to ``[lo, hi]``; 400 when it is not an integer."""
+        raw = request.args.get(name, "").strip()
+        if not raw:
+            return default
+        if not re.fullmatch(r"[+-]?\d{1,12}", raw):
+            abort(400, f"{name} must be an integer")
+        return min(max(int(raw), lo), hi)
+
     def run_search(k: int = 50):
         q = request.args.get("q", "")
         flt = current_filters()
@@ -113,7 +138,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
 
     @app.get("/api/search")
     def api_search():
-        q, hits, mode, _ = run_search(k=int(request.args.get("k", 20)))
+        q, hits, mode, _ = run_search(k=int_arg("k", 20))
         return jsonify({"query": q, "mode": mode, "results": [
             {"id": h.paper.id, "title": h.paper.title, "status": h.paper.status, "score": h.score,
              "topic": atlas.topic_label(h.paper.topic_id), "tldr": h.paper.tldr} for h in hits]})
@@ -136,8 +161,10 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         if p is None:
             abort(404)
         tldr = request.form.get("tldr", "").strip()
-        kps = parse_keyphrases(request.form.get("keyphrases", ""))
+        if len(tldr) > MAX_TLDR_CHARS:
+            abort(400, f"the TL;DR is longer than {MAX_TLDR_CHARS} characters")
         try:
+            kps = parse_keyphrases(request.form.get("keyphrases", ""))
             edited = override_paper(atlas.path, pid, tldr=tldr if tldr and tldr != p.tldr else None,
                                 keyphrases=kps if kps and kps != p.keyphrases else None)
         except ValueError as e:
@@ -162,6 +189,8 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
             abort(404)
         action = request.form.get("action", "")
         list_name = request.form.get("list", "").strip() or rl.DEFAULT_LIST
+        if len(list_name) > 200:
+            abort(400, "the list name is longer than 200 characters")
         try:
             if action in ("like", "dislike", "unrate"):
                 rl.rate(atlas.path, pid, {"like": 1, "dislike": -1, "unrate": 0}[action])
@@ -177,8 +206,7 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
                 abort(400, f"unknown action {action!r}")
         except ValueError as e:
             abort(400, str(e))
-        nxt = request.form.get("next", "")
-        return redirect(nxt if nxt.startswith("/") and not nxt.startswith("//") else url_for("paper", pid=pid))
+        return redirect(safe_next(request.form.get("next")) or url_for("paper", pid=pid))
 
     @app.get("/list")
     def reading_list():
@@ -200,7 +228,8 @@ def create_app(db_path: str | Path, preload_model: bool = True) -> Flask:
         no_topic = [x for x in request.args.getlist("no_topic") if x.strip()]
         no_kp = [x for x in request.args.getlist("no_keyphrase") if x.strip()]
         already = [e.paper_id for e in es if e.read_at]
-        recs = recommend(atlas, liked, disliked, k=int(request.args.get("k", 20)), exclude_topics=no_topic,
+        k = int_arg("k", 20)
+        recs = recommend(atlas, liked, disliked, k=k, exclude_topics=no_topic,
                          exclude_keyphrases=no_kp, exclude=already) if liked else []
         return render_template("foryou.html", recs=recs, liked=[atlas.by_id[i] for i in liked],
                                disliked=[atlas.by_id[i] for i in disliked], no_topic=no_topic, no_kp=no_kp)
