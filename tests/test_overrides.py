@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -92,7 +93,9 @@ def test_web_edit_form_saves_and_shows_provenance(copy_atlas):
     pid = next(p.id for p in Atlas(db).papers if p.title == NET_DNF)
     before = client.get(f"/paper/{pid}").get_data(as_text=True)
     assert "extractive v2" in before and "phrase-logreg v2" in before  # provenance of the generated fields
-    res = client.post(f"/paper/{pid}/edit", data={"tldr": MY_TLDR, "keyphrases": "tabular data; DNF"})
+    token = re.search(r'name="csrf_token" value="([^"]+)"', before)[1]  # what the browser's form carries
+    res = client.post(f"/paper/{pid}/edit", data={"tldr": MY_TLDR, "keyphrases": "tabular data; DNF",
+                                                  "csrf_token": token}, headers={"Origin": "http://localhost"})
     assert res.status_code == 302
     html = client.get(f"/paper/{pid}").get_data(as_text=True)
     assert MY_TLDR in html and "edited by reader" in html
