@@ -79,7 +79,7 @@ def test_adding_ten_percent_keeps_ids_labels_and_points(sample):
     new = set(rng.choice(60, size=6, replace=False).tolist())
     old = [i for i in range(60) if i not in new]
     first = update_topics([ids[i] for i in old], dense[old], [texts[i] for i in old], [kps[i] for i in old])
-    model = TopicModel.loads(first.model.dumps(), "")  # through the pickle, as a rebuild does
+    model = TopicModel.loads(first.model.dumps(), "")  # through the stored arrays, as a rebuild does
     prev = _previous([ids[i] for i in old], first)
     second = update_topics(ids, dense, texts, kps, previous=model, previous_papers=prev,
                            previous_topics={t.id: t for t in first.topics})

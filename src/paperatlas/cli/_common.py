@@ -71,13 +71,14 @@ def open_atlas(db: str | None):
         The open :class:`paperatlas.store.Atlas`.
 
     Raises:
-        click.ClickException: There is no atlas at that path (the message says how to build one).
+        click.ClickException: There is no atlas at that path, or the file is not a usable atlas (one line naming
+            the file and what is wrong, saying how to build or rebuild it).
     """
-    from ..store import Atlas, AtlasNotFound
+    from ..store import Atlas, AtlasNotFound, MalformedAtlas
 
     try:
         return Atlas(resolve_db(db))
-    except AtlasNotFound as e:
+    except (AtlasNotFound, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
 
 

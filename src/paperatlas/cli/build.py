@@ -129,7 +129,7 @@ def serve_command(db, host, port, token=None):
     """
     from waitress import serve as wserve
 
-    from ..store import AtlasNotFound
+    from ..store import AtlasNotFound, MalformedAtlas
     from ..web import create_app
     from ..web.security import MAX_BODY_BYTES, is_loopback
 
@@ -143,7 +143,7 @@ def serve_command(db, host, port, token=None):
     path = resolve_db(db)
     try:
         app = create_app(path, allowed_hosts=None if wildcard else (host,), access_token=token or None)
-    except AtlasNotFound as e:
+    except (AtlasNotFound, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"Serving {path} at http://{shown}:{port}/{'?token=' + token if token else ''}  (Ctrl+C to stop)")

@@ -11,6 +11,7 @@ See :mod:`paperatlas.enrich.topics` for the method as a whole and its sources.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -151,6 +152,104 @@ def topic_embedding(dense: np.ndarray, texts: Sequence[str], space: TextSpace | 
     lsa = _l2(space.svd.transform(space.vectorizer.transform(texts)).astype(np.float32))
     out = np.hstack([math.sqrt(DENSE_WEIGHT) * _l2(dense), math.sqrt(1 - DENSE_WEIGHT) * lsa])
     return _l2(out).astype(np.float32), space
+
+
+#: the TF-IDF settings recorded with a stored space (JSON-encoded ``get_params()`` of :func:`tfidf_vectorizer`); a
+#: stored space whose settings differ from today's is not used
+_TFIDF_PARAMS = ("analyzer", "binary", "lowercase", "max_df", "max_features", "min_df", "ngram_range", "norm",
+                 "smooth_idf", "stop_words", "strip_accents", "sublinear_tf", "token_pattern", "use_idf")
+
+
+def _tfidf_params(vec) -> dict:
+    params = vec.get_params()
+    out = {k: params[k] for k in _TFIDF_PARAMS}
+    out["dtype"] = np.dtype(params["dtype"]).name
+    return json.loads(json.dumps(out))  # tuples as lists, as they come back from storage
+
+
+def text_arrays(space: TextSpace) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The fitted state of a :class:`TextSpace` as plain arrays and JSON parameters (no code objects).
+
+    Args:
+        space: the fitted space (may be empty).
+
+    Returns:
+        ``(arrays, params)``: ``tfidf.terms`` (uint8, the UTF-8 JSON list of the vocabulary in column order),
+        ``tfidf.idf`` ``(n_terms,)`` and ``lsa.components`` ``(k, n_terms)`` float32; ``params["tfidf"]`` is the
+        JSON of the TF-IDF settings. Both empty for an empty space.
+    """
+    if space.svd is None or space.vectorizer is None:
+        return {}, {}
+    vec, svd = space.vectorizer, space.svd
+    terms = [""] * len(vec.vocabulary_)
+    for term, j in vec.vocabulary_.items():
+        terms[j] = term
+    arrays = {"tfidf.terms": json_array(terms), "tfidf.idf": np.asarray(vec.idf_),
+              "lsa.components": np.ascontiguousarray(svd.components_)}
+    return arrays, {"tfidf": json.dumps(_tfidf_params(vec))}
+
+
+def text_space_from_arrays(arrays: dict[str, np.ndarray], params: dict[str, str]) -> TextSpace:
+    """Rebuild a :class:`TextSpace` from :func:`text_arrays` output (fitted attributes set, nothing refitted).
+
+    Args:
+        arrays: the stored arrays (none: an empty space).
+        params: the stored parameters.
+
+    Returns:
+        The space; its ``transform`` gives what the original's did.
+
+    Raises:
+        ValueError: the arrays or settings are inconsistent, or the settings are not today's.
+    """
+    from sklearn.decomposition import TruncatedSVD
+
+    if "lsa.components" not in arrays:
+        return TextSpace()
+    vec = tfidf_vectorizer()
+    if json.loads(params.get("tfidf", "null")) != _tfidf_params(vec):
+        raise ValueError("stored TF-IDF settings differ from this version's")
+    terms = array_json(arrays["tfidf.terms"])
+    idf, comps = arrays["tfidf.idf"], arrays["lsa.components"]
+    if (not isinstance(terms, list) or not all(isinstance(t, str) for t in terms) or len(set(terms)) != len(terms)
+            or idf.shape != (len(terms),) or comps.ndim != 2 or comps.shape[1] != len(terms)
+            or not 2 <= comps.shape[0] < len(terms)):
+        raise ValueError("inconsistent TF-IDF/LSA arrays")
+    vec.vocabulary_ = {t: j for j, t in enumerate(terms)}
+    vec.idf_ = idf.astype(vec.dtype)
+    svd = TruncatedSVD(n_components=int(comps.shape[0]))
+    svd.components_ = comps
+    svd.n_features_in_ = len(terms)
+    return TextSpace(vec, svd)
+
+
+def json_array(value) -> np.ndarray:
+    """Encode a JSON value as a uint8 array (to store strings next to numeric arrays).
+
+    Args:
+        value: a JSON-serialisable value.
+
+    Returns:
+        ``(n_bytes,)`` uint8: its UTF-8 JSON.
+    """
+    return np.frombuffer(json.dumps(value, ensure_ascii=False).encode(), dtype=np.uint8).copy()
+
+
+def array_json(arr: np.ndarray):
+    """Decode :func:`json_array` output.
+
+    Args:
+        arr: ``(n_bytes,)`` uint8.
+
+    Returns:
+        The JSON value.
+
+    Raises:
+        ValueError: ``arr`` is not 1-D uint8 UTF-8 JSON.
+    """
+    if arr.dtype != np.uint8 or arr.ndim != 1:
+        raise ValueError("not a JSON byte array")
+    return json.loads(arr.tobytes().decode())
 
 
 def _l2(x: np.ndarray) -> np.ndarray:

@@ -20,19 +20,21 @@ Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
   :mod:`paperatlas.enrich.labels`.
 * **Map** (:func:`paperatlas.enrich.layout.fit_layout`): UMAP of the topic embedding to 2-D, see
   :mod:`paperatlas.enrich.layout`.
-* **Stability** (:func:`update_topics`): the fitted :class:`TopicModel` (TF-IDF/LSA space, centroids, UMAP
-  reducer) is pickled into the atlas. A rebuild that adds at most :data:`MAX_NEW_SHARE` new papers keeps the
+* **Stability** (:func:`update_topics`): the fitted :class:`TopicModel` (TF-IDF/LSA space, centroids, the papers'
+  topic vectors and map positions) is stored in the atlas as named arrays (safetensors, no code: a crafted atlas
+  cannot run anything). A rebuild that adds at most :data:`MAX_NEW_SHARE` new papers keeps the
   space, warm-starts k-means from the stored centroids (so topic ids are kept by construction and only papers
-  whose nearest centroid changed move), keeps every existing point's map position and places new papers with
-  ``UMAP.transform``; a topic keeps its label unless its membership changed (Jaccard < :data:`KEEP_LABEL_JACCARD`).
+  whose nearest centroid changed move), keeps every existing point's map position and places each new paper at
+  the mean position of its 3 most similar earlier papers (:func:`~paperatlas.enrich.layout.place_new`); a topic
+  keeps its label unless its membership changed (Jaccard < :data:`KEEP_LABEL_JACCARD`).
   A full refit matches new topics to the old ones (Hungarian assignment on shared papers) and keeps the id and
   label of each topic that keeps most of its papers (Jaccard ≥ 0.5).
 """
 
 from __future__ import annotations
 
-import io
-import pickle
+import json
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -46,12 +48,16 @@ from .hierarchy import (
     SECONDARY_RATIO,
     Hierarchy,
     TextSpace,
+    array_json,
     confidence,
     default_n_areas,
     default_n_topics,
     fit_hierarchy,
     fit_text_space,
+    json_array,
     refine_hierarchy,
+    text_arrays,
+    text_space_from_arrays,
     tfidf_vectorizer,
     topic_embedding,
 )
@@ -59,8 +65,11 @@ from .labels import label_topics
 from .layout import fit_layout, place_new
 
 METHOD = "kmeans-hier(minilm+lsa)+ctfidf v2"
-#: version of the pickled :class:`TopicModel`; a stored model of another version is ignored (full refit)
-MODEL_VERSION = 2
+#: version of the stored :class:`TopicModel`; a stored model of another version (release 0.1.0's: 1 and 2)
+#: is ignored (full refit, ids and labels matched to the old topics)
+MODEL_VERSION = 3
+#: ``format`` entry of a stored model's metadata
+MODEL_FORMAT = "paperatlas-topic-model"
 #: a rebuild with more new papers than this share of the kept ones refits the topics instead of updating them
 MAX_NEW_SHARE = 0.25
 #: a topic keeps its label across an update when the Jaccard overlap of its old and new papers is at least this
@@ -68,72 +77,123 @@ KEEP_LABEL_JACCARD = 0.75
 
 
 # --------------------------------------------------------------------------------------------------- model
-class _Unpickler(pickle.Unpickler):
-    """Reads models pickled before the topic code moved from ``paperatlas.topics`` to ``paperatlas.enrich.topics``.
-
-    Those are release 0.1.0's, so a rebuild of an older atlas still updates its topics instead of refitting them.
-    """
-
-    def find_class(self, module: str, name: str):
-        if module == "paperatlas.topics":
-            module = __name__
-        return super().find_class(module, name)
-
-
 @dataclass
 class TopicModel:
     """Everything a later build needs to update the topics and the map instead of refitting them.
 
-    Pickled into the atlas (``models`` table, name ``"topics"``). Only ever unpickled from the user's own atlas
-    file.
+    Stored in the atlas (``models`` table, name ``"topics"``) by :meth:`dumps` as safetensors arrays with JSON
+    parameters in the header's metadata; nothing in it is code, so reading a crafted atlas runs nothing.
 
     Attributes:
         space: the TF-IDF/LSA space.
         hierarchy: the fitted :class:`Hierarchy` (indices, not ids).
         leaf_ids: topic id of each sub-topic index.
         area_ids: topic id of each area index.
-        reducer: the fitted UMAP (or None).
+        paper_ids: the papers the hierarchy was fitted on, one per row of ``x`` and ``xy``.
+        x: ``(n_papers, dim)`` float32 topic embedding of those papers.
+        xy: ``(n_papers, 2)`` float32 map coordinates of those papers.
         embed_model: name of the dense model the embedding was made with.
-        version: :data:`MODEL_VERSION` when pickled.
+        version: :data:`MODEL_VERSION` when stored.
     """
 
     space: TextSpace
     hierarchy: Hierarchy
     leaf_ids: list[int]
     area_ids: list[int]
-    reducer: object = None
+    paper_ids: list[str] = field(default_factory=list)
+    x: np.ndarray | None = None
+    xy: np.ndarray | None = None
     embed_model: str = ""
     version: int = MODEL_VERSION
 
     def dumps(self) -> bytes:
-        """Pickle the model.
+        """Serialise the model as safetensors (arrays only; parameters as JSON strings in the metadata).
+
+        Arrays: ``tfidf.terms`` (uint8 JSON), ``tfidf.idf``, ``lsa.components`` (absent without LSA),
+        ``hierarchy.leaf``, ``hierarchy.parent``, ``hierarchy.centroids``, ``leaf_ids``, ``area_ids``,
+        ``paper_ids`` (uint8 JSON), ``x``, ``xy``. Metadata: ``format`` (:data:`MODEL_FORMAT`), ``version``,
+        ``embed_model``, ``tfidf`` (the TF-IDF settings).
 
         Returns:
-            The pickled bytes (highest pickle protocol).
+            The safetensors bytes.
         """
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        from safetensors.numpy import save
+
+        arrays, params = text_arrays(self.space)
+        h = self.hierarchy
+        dim = h.centroids.shape[1] if h.centroids.ndim == 2 else 0
+        arrays.update({
+            "hierarchy.leaf": np.asarray(h.leaf, dtype=np.int64), "hierarchy.parent": np.asarray(h.parent, np.int64),
+            "hierarchy.centroids": np.asarray(h.centroids, dtype=np.float32).reshape(-1, dim),
+            "leaf_ids": np.asarray(self.leaf_ids, dtype=np.int64), "area_ids": np.asarray(self.area_ids, np.int64),
+            "paper_ids": json_array(list(self.paper_ids)),
+            "x": np.asarray(self.x if self.x is not None else np.zeros((0, dim)), np.float32).reshape(-1, dim),
+            "xy": np.asarray(self.xy if self.xy is not None else np.zeros((0, 2)), np.float32).reshape(-1, 2)})
+        params.update(format=MODEL_FORMAT, version=str(self.version), embed_model=self.embed_model)
+        return save({k: np.ascontiguousarray(v) for k, v in arrays.items()}, metadata=params)
 
     @staticmethod
     def loads(blob: bytes | None, embed_model: str) -> TopicModel | None:
-        """Unpickle a stored model.
+        """Read a model stored by :meth:`dumps`; anything else (a release 0.1.0 model, garbage) is ignored.
+
+        Only arrays and JSON are decoded, never code. Every array's type, shape and range is checked.
 
         Args:
             blob: the stored bytes, or None.
             embed_model: name of the dense model the current embedding is made with.
 
         Returns:
-            The model in ``blob``, or None when there is none, it cannot be read (another version) or it was made
-            with another embedding model.
+            The model in ``blob``, or None when there is none, it is not a valid model of this version, or it was
+            made with another embedding model (the caller then refits).
         """
         if not blob:
             return None
         try:
-            model = _Unpickler(io.BytesIO(blob)).load()  # noqa: S301 - the atlas file is the user's own
-        except Exception:  # noqa: BLE001 - an unreadable old model just means a full refit
+            return _loads(bytes(blob), embed_model)
+        except Exception:  # noqa: BLE001 - an unreadable or inconsistent model just means a full refit
             return None
-        if not isinstance(model, TopicModel) or model.version != MODEL_VERSION or model.embed_model != embed_model:
-            return None
-        return model
+
+
+def _safetensors_metadata(blob: bytes) -> dict[str, str]:
+    """The ``__metadata__`` of a safetensors header (8-byte little-endian length, then JSON)."""
+    if len(blob) < 8:
+        raise ValueError("too short")
+    (n,) = struct.unpack("<Q", blob[:8])
+    if n > len(blob) - 8:
+        raise ValueError("header longer than the blob")
+    meta = json.loads(blob[8:8 + n]).get("__metadata__") or {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise ValueError("bad metadata")
+    return meta
+
+
+def _loads(blob: bytes, embed_model: str) -> TopicModel | None:
+    from safetensors.numpy import load
+
+    meta = _safetensors_metadata(blob)
+    if (meta.get("format") != MODEL_FORMAT or meta.get("version") != str(MODEL_VERSION)
+            or meta.get("embed_model") != embed_model):
+        return None
+    a = load(blob)
+    space = text_space_from_arrays(a, meta)
+    leaf, parent, centroids = a["hierarchy.leaf"], a["hierarchy.parent"], a["hierarchy.centroids"]
+    leaf_ids, area_ids, x, xy = a["leaf_ids"], a["area_ids"], a["x"], a["xy"]
+    paper_ids = array_json(a["paper_ids"])
+    ints = (leaf, parent, leaf_ids, area_ids)
+    floats = (centroids, x, xy, *(a[k] for k in ("tfidf.idf", "lsa.components") if k in a))
+    n, k = len(leaf), len(parent)
+    ok = (all(v.ndim == 1 and v.dtype == np.int64 for v in ints) and all(v.dtype == np.float32 for v in floats)
+          and all(np.isfinite(v).all() for v in floats) and n > 0 and k > 0
+          and centroids.ndim == 2 and centroids.shape[0] == k and centroids.shape[1] > space.dim
+          and len(leaf_ids) == k and len(area_ids) > 0
+          and leaf.min() >= 0 and leaf.max() < k and parent.min() >= 0 and parent.max() < len(area_ids)
+          and len(set(leaf_ids.tolist()) | set(area_ids.tolist())) == k + len(area_ids)
+          and isinstance(paper_ids, list) and len(paper_ids) == n and all(isinstance(p, str) for p in paper_ids)
+          and len(set(paper_ids)) == n and x.shape == (n, centroids.shape[1]) and xy.shape == (n, 2))
+    if not ok:
+        return None
+    return TopicModel(space, Hierarchy(leaf.astype(int), parent.astype(int), centroids),
+                      [int(v) for v in leaf_ids], [int(v) for v in area_ids], paper_ids, x, xy, embed_model)
 
 
 @dataclass
@@ -209,10 +269,10 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
         return _update(ids, dense, texts, keyphrases, previous, previous_papers, previous_topics, kept, seed)
     x, space = topic_embedding(dense, texts, seed=seed)
     h = fit_hierarchy(x, n_areas=n_areas, n_topics=n_topics, seed=seed)
-    xy, reducer = fit_layout(x, seed=seed)
+    xy, _reducer = fit_layout(x, seed=seed)  # the fitted UMAP is not kept: it cannot be stored as data
     leaf_ids, area_ids, keep_labels = _match_ids(ids, h, previous_papers, previous_topics)
     mode = "refit" if previous_topics else "fit"
-    model = TopicModel(space, h, leaf_ids, area_ids, reducer, embed_model)
+    model = TopicModel(space, h, leaf_ids, area_ids, list(ids), x, xy, embed_model)
     result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, mode)
     return result
 
@@ -274,8 +334,11 @@ def _update(ids, dense, texts, keyphrases, previous: TopicModel, previous_papers
     for i in kept:
         _, px, py, _ = previous_papers[ids[i]]
         xy[i] = (px, py)
-    if new:
-        xy[new] = place_new(previous.reducer, x[new], x[kept], xy[kept])
+    if new:  # near their most similar earlier papers, by the stored topic vectors (recomputed when missing)
+        row = {pid: r for r, pid in enumerate(previous.paper_ids)}
+        x_old = np.stack([previous.x[row[ids[i]]] if ids[i] in row and previous.x is not None else x[i]
+                          for i in kept])
+        xy[new] = place_new(None, x[new], x_old, xy[kept])
     # a sub-topic/area that loses every paper disappears; ids of the others are kept by construction
     leaf_ids = list(previous.leaf_ids)
     area_ids = list(previous.area_ids)
@@ -302,7 +365,7 @@ def _update(ids, dense, texts, keyphrases, previous: TopicModel, previous_papers
             keep_labels[tid] = previous_topics[tid].label
         elif tid in previous_topics:
             relabelled.append(tid)
-    model = TopicModel(previous.space, h, leaf_ids, area_ids, previous.reducer, previous.embed_model)
+    model = TopicModel(previous.space, h, leaf_ids, area_ids, list(ids), x, xy, previous.embed_model)
     result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, "update")
     result.kept_share = kept_same / len(kept) if kept else None
     result.relabelled = sorted(relabelled)
@@ -348,8 +411,8 @@ def _dedupe_labels(topics: list[Topic]) -> None:
         seen.add(t.label.casefold())
 
 
-#: the hierarchy's names are re-exported: callers and pickled models know them from here
-__all__ = ["DENSE_WEIGHT", "KEEP_LABEL_JACCARD", "LOW_CONFIDENCE_Z", "MAX_NEW_SHARE", "METHOD", "MODEL_VERSION",
-           "SECONDARY_RATIO", "Hierarchy", "TextSpace", "TopicModel", "TopicResult", "confidence", "default_n_areas",
-           "default_n_topics", "fit_hierarchy", "fit_text_space", "refine_hierarchy", "tfidf_vectorizer",
-           "topic_embedding", "update_topics"]
+#: the hierarchy's names are re-exported: callers know them from here
+__all__ = ["DENSE_WEIGHT", "KEEP_LABEL_JACCARD", "LOW_CONFIDENCE_Z", "MAX_NEW_SHARE", "METHOD", "MODEL_FORMAT",
+           "MODEL_VERSION", "SECONDARY_RATIO", "Hierarchy", "TextSpace", "TopicModel", "TopicResult", "confidence",
+           "default_n_areas", "default_n_topics", "fit_hierarchy", "fit_text_space", "refine_hierarchy",
+           "tfidf_vectorizer", "topic_embedding", "update_topics"]

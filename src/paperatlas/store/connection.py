@@ -22,6 +22,53 @@ class AtlasNotFound(FileNotFoundError):
     """The atlas file does not exist (run ``paperatlas build`` first)."""
 
 
+class MalformedAtlas(ValueError):
+    """The file is not a readable atlas: not SQLite, a table missing, or a stored value that cannot be decoded.
+
+    The message is one line naming the file, what is wrong, and how to rebuild it.
+    """
+
+    def __init__(self, path: str | Path, problem: str):
+        """Make the one-line message.
+
+        Args:
+            path: The atlas file.
+            problem: What is wrong, e.g. ``"not an SQLite database"`` (newlines are flattened).
+        """
+        problem = " ".join(str(problem).split())
+        super().__init__(f"{path}: not a usable paperatlas atlas ({problem}); "
+                         f"rebuild it with `paperatlas build LISTING --db {path}`")
+        self.path = Path(path)
+        self.problem = problem
+
+
+#: The tables every atlas has (a build creates them).
+REQUIRED_TABLES = ("meta", "papers", "topics", "embeddings")
+
+
+def check_atlas(con: sqlite3.Connection, path: str | Path) -> None:
+    """Check that an open file is an SQLite database holding the atlas tables.
+
+    Args:
+        con: The open connection.
+        path: The file (named in the error).
+
+    Raises:
+        MalformedAtlas: The file is not SQLite (or is corrupt), or lacks one of :data:`REQUIRED_TABLES`.
+        sqlite3.OperationalError: The file is locked (not a malformation).
+    """
+    try:
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    except sqlite3.DatabaseError as e:  # "file is not a database", "database disk image is malformed"
+        if isinstance(e, sqlite3.OperationalError):  # locked, unreadable: not the file's content
+            raise
+        raise MalformedAtlas(path, f"not an SQLite database: {e}") from e
+    missing = [t for t in REQUIRED_TABLES if t not in names]
+    if missing:
+        what = "an empty file" if not names and Path(path).stat().st_size == 0 else "SQLite without the atlas tables"
+        raise MalformedAtlas(path, f"{what}; missing table{'s' * (len(missing) > 1)} {', '.join(missing)}")
+
+
 def require_atlas(path: str | Path) -> Path:
     """Check that an atlas file exists.
 
@@ -43,8 +90,9 @@ def require_atlas(path: str | Path) -> Path:
 def connect(path: str | Path, readonly: bool = True) -> sqlite3.Connection:
     """Open an atlas file, rows as :class:`sqlite3.Row`.
 
-    Read-only connections use ``mode=ro`` so they can never modify the file; a writable one is returned as it is
-    (no migration: use :func:`write_transaction` for writes).
+    Read-only connections use ``mode=ro`` so they can never modify the file, and are checked to be an atlas
+    (:func:`check_atlas`); a writable one is returned as it is (no migration: use :func:`write_transaction` for
+    writes).
 
     Args:
         path: The atlas file.
@@ -55,11 +103,17 @@ def connect(path: str | Path, readonly: bool = True) -> sqlite3.Connection:
 
     Raises:
         AtlasNotFound: ``readonly`` and there is no file at ``path``.
+        MalformedAtlas: ``readonly`` and the file is not SQLite or lacks an atlas table.
     """
     p = Path(path)
     if readonly:
         require_atlas(p)
         con = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            check_atlas(con, p)
+        except BaseException:
+            con.close()
+            raise
     else:
         con = sqlite3.connect(p, check_same_thread=False)
     con.row_factory = sqlite3.Row
@@ -81,12 +135,14 @@ def write_transaction(path: str | Path) -> Iterator[sqlite3.Connection]:
 
     Raises:
         AtlasNotFound: There is no file at ``path``.
+        MalformedAtlas: The file is not SQLite or lacks an atlas table (nothing written).
         paperatlas.store.migrations.AtlasTooNew: The file was written by a newer paperatlas (nothing written).
     """
     p = require_atlas(path)
     con = sqlite3.connect(p, timeout=WRITE_TIMEOUT)
     con.row_factory = sqlite3.Row
     try:
+        check_atlas(con, p)
         migrate(con, p)
         with con:
             con.execute("BEGIN IMMEDIATE")

@@ -23,7 +23,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..model import Paper, Topic
-from .connection import AtlasNotFound, connect
+from .connection import AtlasNotFound, MalformedAtlas, connect
 from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .lock import build_lock
 from .migrations import LATEST, migrate
@@ -132,14 +132,38 @@ def row_to_paper(row: sqlite3.Row) -> Paper:
 
     Returns:
         The :class:`~paperatlas.model.Paper` (JSON columns decoded).
+
+    Raises:
+        ValueError: A JSON column holds something other than JSON of its type (a list; an object for ``extra``),
+            or the row cannot make a paper; the message names the paper and the column.
     """
     cols = set(row.keys())  # an atlas built by an older version lacks the newer columns
     d = {k: row[k] for k in _SCALAR_FIELDS if k in cols}
     for k in _JSON_FIELDS:
         if k in cols:
-            d[k] = json.loads(row[k]) if row[k] else ([] if k != "extra" else {})
+            d[k] = _json_column(row[k], dict if k == "extra" else list, f"papers.{k} of paper {d.get('id')!r}")
     d["low_confidence"] = bool(d.get("low_confidence"))
-    return Paper.from_dict(d)
+    try:
+        return Paper.from_dict(d)
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        raise ValueError(f"paper {d.get('id')!r} cannot be read: {e}") from e
+
+
+def _json_column(value, kind: type, where: str):
+    """Decode a JSON column that must hold a ``kind`` (list or dict); empty or NULL gives an empty one.
+
+    Raises:
+        ValueError: ``value`` is not text holding JSON of that kind (``where`` names the cell).
+    """
+    if not value:
+        return kind()
+    try:
+        out = json.loads(value)
+    except (ValueError, TypeError) as e:  # bytes that are not UTF-8 JSON, a number, ...
+        raise ValueError(f"bad JSON in {where}") from e
+    if not isinstance(out, kind):
+        raise ValueError(f"{where} is not a JSON {'object' if kind is dict else 'list'}")
+    return out
 
 
 def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: dict[str, str]) -> None:
@@ -183,7 +207,9 @@ def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
 
 
 def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
-    """A stored blob, e.g. the pickled topic model.
+    """A stored blob, e.g. the topic model (safetensors arrays, see :class:`paperatlas.enrich.topics.TopicModel`).
+
+    The bytes are returned as stored; decoding them, and checking them, is the caller's job.
 
     Args:
         con: An open connection to the atlas.
@@ -196,7 +222,7 @@ def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
         row = con.execute("SELECT blob FROM models WHERE name = ?", (name,)).fetchone()
     except sqlite3.OperationalError:  # an atlas made before the models table
         return None
-    return bytes(row[0]) if row else None
+    return bytes(row[0]) if row and isinstance(row[0], (bytes, str)) else None
 
 
 def write_model(con: sqlite3.Connection, name: str, blob: bytes) -> None:
@@ -233,18 +259,31 @@ def previous_topics(con: sqlite3.Connection) -> dict[int, Topic]:
         con: A connection to the atlas (a build's copy, before :func:`write_topics`).
 
     Returns:
-        ``topic id -> Topic`` (areas and sub-topics; empty for a new atlas).
+        ``topic id -> Topic`` (areas and sub-topics; empty for a new atlas). A row that cannot be decoded is left
+        out (the build rewrites the topics).
     """
     try:
         rows = con.execute("SELECT * FROM topics").fetchall()
     except sqlite3.OperationalError:
         return {}
-    return {r["id"]: _row_to_topic(r) for r in rows}
+    out = {}
+    for r in rows:
+        with contextlib.suppress(ValueError, TypeError):
+            out[r["id"]] = _row_to_topic(r)
+    return out
 
 
 def _row_to_topic(r: sqlite3.Row) -> Topic:
+    """The topic in a ``topics`` row.
+
+    Raises:
+        ValueError: Its keyphrases are not a JSON list, or its id is not an integer.
+    """
     cols = set(r.keys())
-    return Topic(id=r["id"], label=r["label"], size=r["size"] or 0, keyphrases=json.loads(r["keyphrases"] or "[]"),
+    if not isinstance(r["id"], int):
+        raise ValueError(f"topic id {r['id']!r} is not an integer")
+    kps = _json_column(r["keyphrases"], list, f"topics.keyphrases of topic {r['id']}")
+    return Topic(id=r["id"], label=str(r["label"] or ""), size=r["size"] or 0, keyphrases=kps,
                  parent_id=r["parent_id"], x=r["x"] or 0.0, y=r["y"] or 0.0, method=r["method"] or "",
                  level=r["level"] if "level" in cols and r["level"] is not None else 1)
 
@@ -257,12 +296,28 @@ def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[st
         model: The embedding model's name.
 
     Returns:
-        ``paper_id -> (content_hash, vector)``, each vector of shape ``(dim,)``, float32.
+        ``paper_id -> (content_hash, vector)``, each vector of shape ``(dim,)``, float32. A stored vector that is
+        not a whole number of finite float32 values is left out (the build embeds that paper again).
     """
     out = {}
     for row in con.execute("SELECT paper_id, content_hash, vector FROM embeddings WHERE model = ?", (model,)):
-        out[row[0]] = (row[1], np.frombuffer(row[2], dtype=np.float32))
+        vec = _vector(row[2])
+        if vec is not None:
+            out[row[0]] = (row[1], vec)
     return out
+
+
+def _vector(blob) -> np.ndarray | None:
+    """A stored embedding as ``(dim,)`` float32, or None unless the blob is finite float32 of norm at most 1e6.
+
+    Embeddings are unit vectors; the bound keeps later float32 arithmetic from overflowing (and warning).
+    """
+    if not isinstance(blob, bytes) or not blob or len(blob) % 4:
+        return None
+    vec = np.frombuffer(blob, dtype=np.float32)
+    v64 = vec.astype(np.float64)  # no overflow, no warning: squares of float32 fit
+    sq = float(v64 @ v64)
+    return vec if sq == sq and sq <= 1e12 else None
 
 
 def write_embeddings(con: sqlite3.Connection, model: str, ids: list[str], hashes: list[str],
@@ -321,26 +376,58 @@ class Atlas:
 
     Raises:
         AtlasNotFound: The file is missing.
+        MalformedAtlas: The file is not SQLite, lacks a table, or holds a value that cannot be decoded (bad JSON
+            in a column, an embedding that is not float32 of the atlas's dimension); one line naming the file.
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.con = connect(self.path, readonly=True)
-        self.meta = {r[0]: json.loads(r[1]) for r in self.con.execute("SELECT key, value FROM meta")}
+        try:
+            self._load()
+        except MalformedAtlas:
+            self.con.close()
+            raise
+        except sqlite3.OperationalError as e:
+            self.con.close()
+            if "no such" not in str(e):  # locked, I/O: not the file's fault
+                raise
+            raise MalformedAtlas(self.path, str(e)) from e
+        except (sqlite3.DatabaseError, ValueError, TypeError) as e:
+            self.con.close()
+            raise MalformedAtlas(self.path, str(e)) from e
+        self._derived: dict[str, object] = {}
+        self._derived_locks: dict[str, threading.Lock] = {}
+        self._derived_guard = threading.Lock()
+
+    def _load(self) -> None:
+        """Read the whole atlas into memory (see :meth:`__init__`)."""
+        self.meta = {}
+        for key, value in self.con.execute("SELECT key, value FROM meta"):
+            try:
+                self.meta[str(key)] = json.loads(value)
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"bad JSON in meta.{key}") from e
         self.papers = [row_to_paper(r) for r in self.con.execute("SELECT * FROM papers ORDER BY rowid")]
         self.by_id = {p.id: p for p in self.papers}
         self.topics: dict[int, Topic] = {}
         for r in self.con.execute("SELECT * FROM topics ORDER BY id"):
             self.topics[r["id"]] = _row_to_topic(r)
         rows = self.con.execute("SELECT paper_id, model, vector FROM embeddings").fetchall()
-        vec = {r[0]: np.frombuffer(r[2], dtype=np.float32) for r in rows}
-        self.embed_model = rows[0][1] if rows else ""
+        vec = {}
+        for r in rows:
+            v = _vector(r[2])
+            if v is None:
+                raise ValueError(f"the embedding of paper {r[0]!r} is not a vector of finite float32 values "
+                                 f"({len(r[2]) if isinstance(r[2], bytes) else 'no'} bytes)")
+            vec[r[0]] = v
+        self.embed_model = str(rows[0][1] or "") if rows else ""
         self.ids = [p.id for p in self.papers if p.id in vec]
+        dims = {len(vec[i]) for i in self.ids}
+        if len(dims) > 1:
+            raise ValueError(f"embeddings of different lengths ({', '.join(map(str, sorted(dims)))} values)")
         self.vectors = np.stack([vec[i] for i in self.ids]) if self.ids else np.zeros((0, 0), np.float32)
         self.row_of = {pid: i for i, pid in enumerate(self.ids)}
-        self._derived: dict[str, object] = {}
-        self._derived_locks: dict[str, threading.Lock] = {}
-        self._derived_guard = threading.Lock()
 
     def derived(self, name: str, compute: Callable[[], T]) -> T:
         """A value computed from this atlas once and kept with the atlas object.
