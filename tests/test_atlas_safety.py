@@ -241,3 +241,45 @@ def test_a_malformed_meta_value_is_named(copy_atlas):
     _edit("UPDATE meta SET value = ? WHERE key = 'sources'", "{not json")(db)
     with pytest.raises(MalformedAtlas, match=r"bad JSON in meta\.sources"):
         Atlas(db)
+
+
+def test_build_over_a_file_that_is_not_an_atlas_says_so_and_keeps_it(tmp_path):
+    db = tmp_path / "notes.db"
+    db.write_bytes(b"my notes, not a database " * 200)
+    before = db.read_bytes()
+    res = _run("build", str(SAMPLE), "--db", str(db), "--venue", "ICLR 2021")
+    assert res.exit_code == 1 and "not an SQLite database" in res.output and REBUILD_HINT in res.output
+    assert "Traceback" not in res.output and db.read_bytes() == before
+
+
+def test_a_schema_version_that_is_not_a_number_is_one_line(copy_atlas):
+    db = copy_atlas()
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = 'eleven' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    for args in (["build", str(SAMPLE), "--db", str(db), "--venue", "ICLR 2021"],
+                 ["list", "like", "Net-DNF: Effective Deep Modeling of Tabular Data", "--db", str(db)]):
+        res = _run(*args)
+        assert res.exit_code == 1 and "schema_version" in res.output and REBUILD_HINT in res.output, res.output
+        assert "Traceback" not in res.output
+
+
+def test_a_warning_during_build_is_shown_once(monkeypatch, tmp_path):
+    """A warning other than the readers' own is shown once after the build (it used to be re-recorded and
+    re-shown forever, growing the process until the OOM killer ended it)."""
+    import warnings
+
+    from paperatlas import build as build_mod
+
+    shown = []
+
+    def fake_build(*args, **kwargs):
+        warnings.warn("overflow in a stage", RuntimeWarning, stacklevel=1)
+        raise build_mod.BuildRefused("stop here")
+
+    monkeypatch.setattr(build_mod, "build", fake_build)
+    monkeypatch.setattr(warnings, "showwarning", lambda *a, **k: shown.append(str(a[0])))
+    res = _run("build", str(SAMPLE), "--db", str(tmp_path / "a.db"))
+    assert res.exit_code == 1 and "stop here" in res.output
+    assert shown == ["overflow in a stage"]

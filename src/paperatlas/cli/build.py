@@ -64,7 +64,7 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
     from ..build import BuildRefused
     from ..build import build as run_build
     from ..enrich.embed import EmbedderUnavailable
-    from ..store import AtlasTooNew
+    from ..store import AtlasTooNew, MalformedAtlas
     from ..store.lock import AtlasBusy
 
     if fmt and len(fmt) not in (1, len(listings)):
@@ -80,22 +80,22 @@ def build_command(listings, db, fmt, venue, year, n_topics, n_areas, refit_topic
         except (BackendUnavailable, ValueError) as e:
             raise click.ClickException(str(e)) from e
     backend = backends.get(tldr_backend)
+    caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SourceWarning)
-            try:
-                rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics,
-                                seed=seed, progress=tqdm_progress, tldr_backend=backend, n_areas=n_areas,
-                                refit_topics=refit_topics, label_backend=backends.get(label_backend),
-                                replace=replace, on_wait=lambda msg: click.echo(msg, err=True))
-            finally:
-                for w in caught:
-                    if issubclass(w.category, SourceWarning):
-                        click.echo(f"warning: {w.message}", err=True)
-                    else:
-                        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    except (SourceError, EmbedderUnavailable, AtlasTooNew, BuildRefused, AtlasBusy) as e:
+            rep = run_build(listings, path, formats=formats, venue=venue, year=year, n_topics=n_topics,
+                            seed=seed, progress=tqdm_progress, tldr_backend=backend, n_areas=n_areas,
+                            refit_topics=refit_topics, label_backend=backends.get(label_backend),
+                            replace=replace, on_wait=lambda msg: click.echo(msg, err=True))
+    except (SourceError, EmbedderUnavailable, AtlasTooNew, BuildRefused, AtlasBusy, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
+    finally:  # outside catch_warnings: a warning shown here is not recorded again (that looped forever)
+        for w in caught:
+            if issubclass(w.category, SourceWarning):
+                click.echo(f"warning: {w.message}", err=True)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
                f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}")
     how = {"fit": "clustered", "refit": "reclustered (ids and labels matched to the previous build)",

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from .migrations import migrate
+from .migrations import MalformedAtlas, migrate  # noqa: F401 - MalformedAtlas is part of this module's API
 
 #: The connection type the store's functions take and return (``sqlite3.Connection``).
 Connection = sqlite3.Connection
@@ -20,26 +20,6 @@ WRITE_TIMEOUT = 30
 
 class AtlasNotFound(FileNotFoundError):
     """The atlas file does not exist (run ``paperatlas build`` first)."""
-
-
-class MalformedAtlas(ValueError):
-    """The file is not a readable atlas: not SQLite, a table missing, or a stored value that cannot be decoded.
-
-    The message is one line naming the file, what is wrong, and how to rebuild it.
-    """
-
-    def __init__(self, path: str | Path, problem: str):
-        """Make the one-line message.
-
-        Args:
-            path: The atlas file.
-            problem: What is wrong, e.g. ``"not an SQLite database"`` (newlines are flattened).
-        """
-        problem = " ".join(str(problem).split())
-        super().__init__(f"{path}: not a usable paperatlas atlas ({problem}); "
-                         f"rebuild it with `paperatlas build LISTING --db {path}`")
-        self.path = Path(path)
-        self.problem = problem
 
 
 #: The tables every atlas has (a build creates them).

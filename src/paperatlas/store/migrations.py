@@ -24,6 +24,26 @@ from pathlib import Path
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = []
 
 
+class MalformedAtlas(ValueError):
+    """The file is not a readable atlas: not SQLite, a table missing, or a stored value that cannot be decoded.
+
+    The message is one line naming the file, what is wrong, and how to rebuild it.
+    """
+
+    def __init__(self, path: str | Path, problem: str):
+        """Make the one-line message.
+
+        Args:
+            path: The atlas file.
+            problem: What is wrong, e.g. ``"not an SQLite database"`` (newlines are flattened).
+        """
+        problem = " ".join(str(problem).split())
+        super().__init__(f"{path}: not a usable paperatlas atlas ({problem}); "
+                         f"rebuild it with `paperatlas build LISTING --db {path}`")
+        self.path = Path(path)
+        self.problem = problem
+
+
 class AtlasTooNew(ValueError):
     """The atlas file was written by a newer paperatlas: its schema version is above :data:`LATEST`."""
 
@@ -127,7 +147,20 @@ def schema_version(con: sqlite3.Connection) -> int:
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.OperationalError:  # no meta table: a new, empty file
         return 0
-    return int(row[0]) if row is not None else 0
+    if row is None:
+        return 0
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        raise MalformedAtlas(_db_path(con), f"meta.schema_version is {str(row[0])[:40]!r}, not a number") from None
+
+
+def _db_path(con: sqlite3.Connection) -> str:
+    """The file name of ``con``'s main database (for messages)."""
+    try:
+        return con.execute("PRAGMA database_list").fetchone()[2] or "<memory>"
+    except sqlite3.Error:
+        return "<atlas>"
 
 
 @functools.cache

@@ -101,8 +101,12 @@ def _rebuild_copy(target: Path) -> Iterator[sqlite3.Connection]:
         con.row_factory = sqlite3.Row
         if target.is_file():
             src = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
-            src.backup(con)
-            src.close()
+            try:
+                src.backup(con)
+            except sqlite3.DatabaseError as e:  # not SQLite, or corrupt: say so, never replace it
+                raise MalformedAtlas(target, f"not an SQLite database: {e}") from e
+            finally:
+                src.close()
         try:
             migrate(con, target)
             yield con
