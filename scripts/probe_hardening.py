@@ -50,7 +50,7 @@ class _Marker:
 
 def _table_x(p: Path) -> None:
     con = sqlite3.connect(p)
-    con.execute("CREATE TABLE x (a)")
+    con.execute("CREATE TABLE IF NOT EXISTS x (a)")
     con.commit()
     con.close()
 
@@ -179,14 +179,20 @@ def probes(work: Path) -> None:
     from markdown_it import MarkdownIt
 
     html = MarkdownIt("commonmark", {"html": True}).render(out.read_text())
-    report("topics-md with status <script>, rendered", f"<script> in HTML: {'<script>' in html}; "
-           f"onerror= in HTML: {'onerror=' in html}; javascript: link: {'javascript:' in html}")
+    import re
+
+    handler = bool(re.search(r"<[a-z][^>]*\son[a-z]+=", html))
+    js_link = 'href="javascript:' in html
+    report("topics-md with status <script>, rendered", f"<script> element: {'<script' in html}; "
+           f"element with an on*= handler: {handler}; javascript: link: {js_link}")
     out = work / "papers.csv"
     cli("publish", "--db", str(inj), "--format", "csv", "-o", str(out))
     import csv
 
     with open(out, newline="", encoding="utf-8") as fh:
-        formula = any(cell.startswith(("=", "+", "-", "@")) for row in csv.reader(fh) for cell in row)
+        # a formula cell: = + @ first, or - before something that is not a number (negative coordinates are data)
+        formula = any(cell[:1] in "=+@" and cell or (cell[:1] == "-" and not cell[1:2].isdigit())
+                      for row in csv.reader(fh) for cell in row)
     report("CSV cell =HYPERLINK(...)", f"formula cell: {formula}")
     app2 = create_app(inj, preload_model=False)
     r = app2.test_client().get(f"/paper/{pid}")
