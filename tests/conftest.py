@@ -47,6 +47,25 @@ def copy_atlas(sample_atlas, tmp_path):
     return _copy
 
 
+@pytest.fixture
+def served(copy_atlas):
+    """``(atlas path, base URL)`` of the web app over a private copy of :func:`sample_atlas`, served by waitress on
+    a free loopback port in a background thread (for browser tests)."""
+    import threading
+    import time
+
+    from waitress.server import create_server
+
+    from paperatlas.web import create_app
+
+    db = copy_atlas()
+    srv = create_server(create_app(db, preload_model=False), host="127.0.0.1", port=0, threads=2)
+    threading.Thread(target=srv.run, daemon=True).start()
+    time.sleep(0.3)
+    yield db, f"http://127.0.0.1:{srv.effective_port}"
+    srv.close()
+
+
 CHROMIUM = Path("/usr/bin/chromium")
 
 

@@ -3,31 +3,15 @@ rebuild the atlas, and find the note (and the likes) still there."""
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 
 from conftest import SAMPLE
 from paperatlas.build import build
 from paperatlas.store import Atlas
-from paperatlas.web import create_app
 
 PRUNING = ["Pruning Neural Networks at Initialization: Why Are We Missing the Mark?",
            "Layer-adaptive Sparsity for the Magnitude-based Pruning",
            "Neural Pruning via Growing Regularization"]
-
-
-@pytest.fixture
-def served(copy_atlas):
-    from waitress.server import create_server
-
-    db = copy_atlas()
-    srv = create_server(create_app(db, preload_model=False), host="127.0.0.1", port=0, threads=2)
-    threading.Thread(target=srv.run, daemon=True).start()
-    time.sleep(0.3)
-    yield db, f"http://127.0.0.1:{srv.effective_port}"
-    srv.close()
 
 
 @pytest.mark.browser

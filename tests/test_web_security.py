@@ -446,18 +446,6 @@ def test_fuzz_every_route_never_500_never_unauthorised_write(copy_atlas, route):
 # --- in Chromium: pages and the map work under the CSP; a page elsewhere cannot write ----------------------------
 
 
-@pytest.fixture
-def served(copy_atlas):
-    from waitress.server import create_server
-
-    db = copy_atlas()
-    srv = create_server(create_app(db, preload_model=False), host="127.0.0.1", port=0, threads=2)
-    threading.Thread(target=srv.run, daemon=True).start()
-    time.sleep(0.2)
-    yield db, f"http://127.0.0.1:{srv.effective_port}"
-    srv.close()
-
-
 @pytest.mark.browser
 def test_pages_and_map_work_under_the_csp_in_chromium(served, browser):
     db, base = served
