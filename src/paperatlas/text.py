@@ -193,3 +193,20 @@ def slugify(text: str, max_len: int = 60) -> str:
     """
     s = re.sub(r"[^a-z0-9]+", "-", strip_accents(text).lower()).strip("-")
     return s[:max_len].rstrip("-")
+
+
+#: A 4-digit year (1900-2099) standing as a word, e.g. in a venue string ("ICLR 2021", "ICML 2023 Workshop").
+YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
+def year_in(text: str | None) -> int | None:
+    """The first 4-digit year (1900-2099) standing as a word in ``text``.
+
+    Args:
+        text: e.g. a venue string such as ``"ICLR 2021"``; None or empty is fine.
+
+    Returns:
+        The year as an int (``2021``), or None when there is none.
+    """
+    m = YEAR_RE.search(text or "")
+    return int(m.group(0)) if m else None

@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from ..markup import FAVICON
 from ..model import Paper, status_rank
-from ..text import safe_url
+from ..text import safe_url, year_in
 
 #: The HTML publishers' templates: ``map.html`` (:mod:`.map_html`) and ``site/*`` (:mod:`.site`).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -42,8 +42,6 @@ _INLINE_SPECIAL_RE = re.compile(r"([\\`*_\[\]<>~$|])")
 _ENTITY_RE = re.compile(r"&(?=#?\w+;)")
 # Text that would open a block construct when it starts a list item's content.
 _ORDERED_START_RE = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
-# A 4-digit year inside a venue string ("ICLR 2021").
-_YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
 # What a "$...$" span must not hold to be kept verbatim: the start of raw HTML or an autolink, or a link.
 _UNSAFE_MATH_RE = re.compile(r"<[A-Za-z/!?]|\]\s*[(:\[]")
 # Characters percent-encoded in a Markdown link destination or bare URL: whitespace and control characters,
@@ -127,8 +125,7 @@ def paper_year(p: Paper) -> int | None:
     """
     if p.year:
         return int(p.year)
-    m = _YEAR_RE.search(p.venue or "")
-    return int(m.group(0)) if m else None
+    return year_in(p.venue)
 
 
 def paper_sort_key(p: Paper) -> tuple:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from ..model import Link, Paper, SourceError, SourceRef
-from ..text import classify_link, find_urls
+from ..text import YEAR_RE, classify_link, find_urls, year_in
 from .merge import _merge_into, merge_records
 
 FORMAT = "awesome-md"
@@ -59,9 +59,6 @@ _AUTHOR_LIST_RE = re.compile(r"^author\s+list\s*:?\s*", re.IGNORECASE)
 _TAG_RE = re.compile(r"\[\[?(?P<tag>[A-Za-z][\w ]*?)\]?\](?:\((?P<url>[^)\s]*)\))?")
 # The run of such tags (and a stray trailing backslash, seen once in the seed) at the end of a title line.
 _TRAILING_TAGS_RE = re.compile(r"(?:\s*\[\[?[A-Za-z][\w ]*?\]?\](?:\([^)\s]*\))?)+\s*\\?\s*$")
-
-# A 4-digit year inside a venue string ("ICLR 2021", "ICML 2023 Workshop").
-_YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
 
 # A venue glued to the last author without a period: "Jonathan Frankle, Michael Carbin ICLR 2019".
 # The venue is an acronym with at least two capitals (ICLR, NeurIPS, MLSys), a year, and optional words after it.
@@ -139,10 +136,10 @@ def split_author_line(line: str) -> tuple[list[str], str]:
         tail = s[sep.end():].strip()
         if _INITIAL_BEFORE_RE.search(s[: sep.start()]):
             # After a one-letter name part ("Eric J. Michaud", "Weinan E. JMLR") only a clear venue counts.
-            is_venue = bool(_YEAR_RE.search(tail) or _ACRONYM_RE.match(tail.strip("*_")))
+            is_venue = bool(YEAR_RE.search(tail) or _ACRONYM_RE.match(tail.strip("*_")))
         else:
             # A tail with commas and no year is more authors ("Jordan T. Ash, Dipendra Misra"), not a venue.
-            is_venue = not (re.search(r"[,;]", tail) and not _YEAR_RE.search(tail))
+            is_venue = not (re.search(r"[,;]", tail) and not YEAR_RE.search(tail))
         if is_venue:
             venue = tail
             s = s[: sep.start()]
@@ -281,8 +278,8 @@ class _Entry:
         if not title:
             raise SourceError(path, self.line, "paper entry without a title")
         authors, venue = split_author_line(self.author_line) if self.author_line else ([], "")
-        year_m = _YEAR_RE.search(venue)
-        year = int(year_m.group(0)) if year_m else self.heading_year
+        year = year_in(venue)
+        year = year if year is not None else self.heading_year
         if not venue and hints.get("venue"):
             venue = str(hints["venue"])
         if year is None and hints.get("year") is not None:

@@ -32,7 +32,7 @@ import re
 
 from ..latex import clean_markup, unescape_markdown
 from ..model import STATUSES, Link, Paper, SourceError, SourceRef
-from ..text import classify_link, find_urls
+from ..text import classify_link, find_urls, year_in
 from ._common import venue_from_filename
 
 FORMAT = "paperlists-md"
@@ -209,8 +209,9 @@ def read_text(text: str, path: str, venue: str | None = None, year: int | None =
     if venue is None:
         venue = file_venue
     if year is None:
-        m = re.search(r"\b(?:19|20)\d\d\b", venue or "")
-        year = int(m.group(0)) if m else (file_year if venue == file_venue else None)
+        year = year_in(venue)
+        if year is None:
+            year = file_year if venue == file_venue else None
 
     papers: list[Paper] = []
     rec: _Record | None = None
