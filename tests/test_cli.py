@@ -15,12 +15,19 @@ def run(*args):
 
 
 def test_search_with_status_filter_prints_ranked_titles(sample_atlas):
-    res = run("search", "pruning at initialization lottery tickets", "--db", sample_atlas, "--status", "Oral,Spotlight",
-              "--json")
+    res = run("search", "reinforcement learning", "--db", sample_atlas, "--status", "Oral,Spotlight", "--json")
     assert res.exit_code == 0
     rows = [json.loads(line) for line in res.output.splitlines() if line.startswith("{")]
     assert rows and all(r["status"] in ("Oral", "Spotlight") for r in rows)
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    assert rows[0]["match"] == "keyword"
+
+
+def test_a_filter_that_leaves_no_match_says_so_instead_of_listing_unrelated_papers(sample_atlas):
+    res = run("search", "Hopfield", "--db", sample_atlas, "--status", "Spotlight")
+    assert res.exit_code == 0
+    assert "No paper matching the filters mentions “Hopfield” (2 papers without the filters)" in res.output
+    assert "Hopfield" not in res.output.replace("“Hopfield”", "")
 
 
 def test_show_related_topics(sample_atlas):

@@ -221,11 +221,11 @@ def test_highlights_html_is_standalone_and_its_links_resolve(copy_atlas, tmp_pat
 
 def test_search_results_export_to_bibtex_and_csl_json(sample_atlas, tmp_path):
     bib, csl = tmp_path / "hits.bib", tmp_path / "hits.json"
-    res = cli("search", "tabular data", "--mode", "bm25", "-k", "3", "--export", "bibtex", "-o", bib,
+    res = cli("search", "", "--status", "Poster", "-k", "3", "--export", "bibtex", "-o", bib,
               "--db", sample_atlas)
     assert res.exit_code == 0 and "(3 results, bibtex)" in res.output
     assert bib.read_text().count("@inproceedings{") == 3 and NET_DNF in bib.read_text()
-    res = cli("search", "tabular data", "--mode", "bm25", "-k", "3", "--export", "csl-json", "-o", csl,
+    res = cli("search", "", "--status", "Poster", "-k", "3", "--export", "csl-json", "-o", csl,
               "--db", sample_atlas)
     items = json.loads(csl.read_text())
     assert len(items) == 3 and items[0]["title"] == NET_DNF

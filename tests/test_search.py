@@ -5,7 +5,18 @@ from __future__ import annotations
 import pytest
 
 from paperatlas.enrich.embed import get_embedder
-from paperatlas.search import Filters, find_paper, fts_query, parse_years, related, rrf, search
+from paperatlas.search import (
+    AmbiguousPaper,
+    Filters,
+    find_paper,
+    find_papers,
+    fts_query,
+    parse_years,
+    related,
+    rrf,
+    search,
+    search_results,
+)
 from paperatlas.store import Atlas
 
 
@@ -118,3 +129,57 @@ def test_keyphrase_facet_links_acronym_and_long_form(atlas):
     assert by_short == by_long and len(by_long) == n
     variant = (long[:-1] if long.endswith("s") else long + "s").title()  # other number, other case
     assert [p.id for p in atlas.papers if Filters(keyphrase=variant).matcher(atlas)(p)] == by_long
+
+
+# --- honest search (issue 15): misses, typos, tiers, true counts, ambiguity -----------------------------------------
+
+def _embed():
+    model = get_embedder()
+    return lambda q: model.encode([q])[0]
+
+
+def test_a_query_no_paper_is_about_returns_nothing_and_says_so(atlas):
+    res = search_results(atlas, "grokking", embed_query=_embed())
+    assert res.hits == [] and res.total == 0
+    assert res.message == "No paper mentions “grokking”, and none is close in meaning."
+    # without the model the message does not claim anything about meaning
+    assert search_results(atlas, "grokking").message == "No paper mentions “grokking”."
+
+
+def test_papers_with_the_words_come_first_and_meaning_only_ones_are_marked(atlas):
+    res = search_results(atlas, "Hopfield networks", embed_query=_embed())
+    matches = [h.match for h in res.hits]
+    assert matches[:2] == ["keyword", "keyword"] and res.n_keyword == 2
+    assert {h.paper.title for h in res.hits[:2]} == {"Hopfield Networks is All You Need",
+                                                     "On the mapping between Hopfield networks and Restricted "
+                                                     "Boltzmann Machines"}
+    # whatever follows does not mention Hopfield and is marked as close in meaning only
+    assert all(m == "meaning" for m in matches[2:])
+    assert all("hopfield" not in (h.paper.title + h.paper.abstract).lower() for h in res.hits[2:])
+    assert res.message == ""
+
+
+def test_a_misspelt_word_is_searched_as_the_word_it_meant(atlas):
+    res = search_results(atlas, "hopfeld netwroks")
+    assert res.corrected == "hopfield networks"
+    assert {h.paper.title for h in res.hits[:2]} >= {"Hopfield Networks is All You Need"}
+    # a word with no close neighbour is not "corrected" into an unrelated one
+    assert search_results(atlas, "grokking").corrected is None
+
+
+def test_counts_are_true_and_every_result_can_be_paged_to(atlas):
+    posters = [p for p in atlas.papers if p.status == "Poster"]
+    res = search_results(atlas, "", Filters(status=["Poster"]))
+    assert res.total == len(posters) > 10
+    pages = [res.page(i, 10) for i in range(0, res.total, 10)]
+    assert [h.paper.id for page in pages for h in page] == [p.id for p in posters]
+
+
+def test_a_title_fragment_matching_several_papers_is_ambiguous(atlas):
+    with pytest.raises(AmbiguousPaper) as e:
+        find_paper(atlas, "Hopfield")
+    assert len(e.value.candidates) == 2 and "matches 2 papers" in str(e.value)
+    assert len(find_papers(atlas, "Hopfield")) == 2
+    # a whole title, an id, or a fragment only one title contains still find the one paper
+    assert find_paper(atlas, "Hopfield Networks is All You Need").title == "Hopfield Networks is All You Need"
+    assert find_paper(atlas, "Restricted Boltzmann").title.startswith("On the mapping between Hopfield")

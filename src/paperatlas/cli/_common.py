@@ -193,22 +193,37 @@ def status_tag(p) -> str:
 
 
 def find_or_fail(atlas, ref: str):
-    """Find the paper ``ref`` names in ``atlas`` (:func:`paperatlas.search.find_paper`).
+    """Find the paper ``ref`` names in ``atlas`` (:func:`paperatlas.search.find_paper`), asking when it is several.
+
+    A title fragment that matches several papers lists them, numbered: at a terminal the user picks one; otherwise
+    (a script, a pipe) the command fails with the list, so nothing is silently picked.
 
     Args:
         atlas: The open atlas.
-        ref: A paper id or a title (exact, or the best search match containing all its words).
+        ref: A paper id, a title, or a fragment of a title.
 
     Returns:
         The paper.
 
     Raises:
-        click.ClickException: No paper matches ``ref``.
+        click.ClickException: No paper matches ``ref``, or several do and the input is not a terminal.
     """
-    from ..search import find_paper
+    import sys
+
+    from ..search import AmbiguousPaper, find_paper
 
     try:
         return find_paper(atlas, ref)
+    except AmbiguousPaper as e:
+        shown = e.candidates[:20]
+        listing = "\n".join(f"  {i}. {p.title}{status_tag(p)}  ({p.id})" for i, p in enumerate(shown, 1))
+        more = f"\n  ... and {len(e.candidates) - len(shown)} more" if len(e.candidates) > len(shown) else ""
+        if not sys.stdin.isatty():
+            raise click.ClickException(f"{ref!r} matches {len(e.candidates)} papers:\n{listing}{more}\n"
+                                       "give more of the title, or the paper id") from e
+        click.echo(f"{ref!r} matches {len(e.candidates)} papers:\n{listing}{more}", err=True)
+        pick = click.prompt("which one? (number)", type=click.IntRange(1, len(shown)), err=True)
+        return shown[pick - 1]
     except LookupError as e:
         raise click.ClickException(str(e)) from e
 

@@ -51,7 +51,8 @@ _EXPORTS = sorted(EXPORT_FORMATS)
 @filter_options
 @click.option("-k", "--limit", default=10, show_default=True, help="Number of results.")
 @click.option("--mode", type=click.Choice(["hybrid", "bm25", "semantic"]), default="hybrid", show_default=True,
-              help="hybrid = BM25 + embedding cosine fused by reciprocal rank fusion.")
+              help="hybrid = papers with your words (BM25 + embedding cosine fused by reciprocal rank fusion), then "
+              "papers close in meaning; bm25 = words only; semantic = meaning only.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON lines.")
 @click.option("--export", "export_fmt", type=click.Choice(_EXPORTS), default=None,
               help=choice_help("Also write the results in this format (as `publish --format` does); needs -o.",
@@ -64,6 +65,10 @@ def search_command(query, db, status, venue, year, author, topic, keyphrase, min
                    mode, as_json, export_fmt, output, sort):
     """Find papers by words and by meaning (QUERY may be empty to list filtered papers).
 
+    Papers that use every word of QUERY come first, then those using most of them, then papers close only in
+    meaning (marked ~meaning). A query no paper is about says so instead of listing unrelated papers; a misspelt
+    word is searched as the atlas word it most likely meant.
+
     \b
     Examples:
       paperatlas search "lottery ticket" --status Oral,Spotlight
@@ -72,32 +77,49 @@ def search_command(query, db, status, venue, year, author, topic, keyphrase, min
     """
     import json
 
-    from ..search import search as run_search
+    from ..search import search_results
 
     if bool(export_fmt) != bool(output):
         raise click.UsageError("--export FORMAT and -o FILE go together")
     atlas = open_atlas(db)
     flt = parse_filters(status, venue, year, author, topic, keyphrase, min_rating, affiliation, has_code)
-    hits = run_search(atlas, query, k=limit, filters=flt, mode=mode, sort=sort,
-                      embed_query=embed_query_fn() if mode != "bm25" and query.strip() else None)
-    if not hits:
-        click.echo("no papers match", err=True)
+    res = search_results(atlas, query, filters=flt, mode=mode, sort=sort,
+                         embed_query=embed_query_fn() if mode != "bm25" and query.strip() else None)
+    hits = res.hits[:limit]
+    say = (lambda m: click.echo(m, err=True)) if as_json else click.echo
+    if res.corrected:
+        say(f"Showing results for “{res.corrected}” (no paper mentions “{query.strip()}”)")
+    if res.message:
+        say(res.message)
+    elif not res.hits:
+        say("no papers match")
+    elif query.strip():
+        more = f"; {res.n_meaning} more close in meaning" if res.n_meaning else ""
+        say(f"{res.n_keyword} paper{'s' if res.n_keyword != 1 else ''} use{'s' if res.n_keyword == 1 else ''} "
+            f"your words{more}" + (f" (showing {len(hits)}; -k for more)" if res.total > len(hits) else ""))
+    elif res.total > len(hits):
+        say(f"{res.total} papers match (showing {len(hits)}; -k for more)")
     if export_fmt:
         from ..publish import publish as run_publish
 
         out = run_publish(export_fmt, [h.paper for h in hits], list(atlas.topics.values()), {}, output)
         click.echo(f"wrote {out} ({len(hits)} results, {export_fmt})", err=True)
+    shown_meaning = False
     for i, h in enumerate(hits, 1):
         p = h.paper
         if as_json:
             f = facets_of(p)
             click.echo(json.dumps({"rank": i, "id": p.id, "title": p.title, "status": p.status, "score": h.score,
-                                   "bm25_rank": h.bm25_rank, "semantic_rank": h.semantic_rank,
+                                   "match": h.match, "bm25_rank": h.bm25_rank, "semantic_rank": h.semantic_rank,
                                    "rating_mean": f.rating_mean, "citations": f.citations, "has_code": f.has_code,
                                    "institutions": list(f.institutions)},
                                   ensure_ascii=False))
             continue
-        click.echo(f"{i:>2}. {click.style(p.title, bold=True)}{status_tag(p)}{facet_tag(p)}  ({p.id})")
+        if h.match == "meaning" and not shown_meaning and res.n_keyword:
+            click.echo(click.style("— close in meaning, without your words:", dim=True))
+        shown_meaning = shown_meaning or h.match == "meaning"
+        mark = click.style(" ~meaning", fg="yellow") if h.match == "meaning" else ""
+        click.echo(f"{i:>2}. {click.style(p.title, bold=True)}{status_tag(p)}{facet_tag(p)}{mark}  ({p.id})")
         click.echo(f"    {', '.join(p.authors[:4])}{' et al.' if len(p.authors) > 4 else ''}"
                    f" · {atlas.topic_label(p.topic_id)}")
         if p.tldr:
@@ -235,7 +257,10 @@ def _recommend_liked(atlas, like: tuple[str, ...], dislike: tuple[str, ...] = ()
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print recommendations as JSON lines.")
 def recommend_command(like, dislike, exclude_topics, exclude_keyphrases, limit, db, as_json):
-    """Papers to read next, from papers you liked (MiniLM + TF-IDF similarity), each with its reason."""
+    """Papers to read next, from papers you liked (MiniLM + TF-IDF similarity), each with its reason.
+
+    Papers you liked, disliked or marked read (`list read`) are left out, as on the web app's For you page.
+    """
     import json
 
     from ..recommend import recommend as run_recommend
@@ -247,8 +272,11 @@ def recommend_command(like, dislike, exclude_topics, exclude_keyphrases, limit, 
         raise click.ClickException(str(e)) from e
     if not liked:
         raise click.UsageError("give at least one --like PAPER, or like papers first: paperatlas list like PAPER")
+    from .. import readinglist as rl
+
+    already = [e.paper_id for e in rl.entries(atlas.con) if e.read_at]  # as the web's For you: read papers are done
     recs = run_recommend(atlas, [p.id for p in liked], [p.id for p in disliked], k=limit,
-                         exclude_topics=exclude_topics, exclude_keyphrases=exclude_keyphrases)
+                         exclude_topics=exclude_topics, exclude_keyphrases=exclude_keyphrases, exclude=already)
     if not as_json:
         click.echo("Because you liked: " + "; ".join(p.title for p in liked))
     if not recs:

@@ -1,0 +1,235 @@
+"""The words of a query: which papers mention each, how rare each is, and the spelling a typo meant.
+
+A query word *matches* a paper when the FTS5 index (porter stemming, every indexed field: title, authors,
+abstract, keyphrases, TL;DR) finds it there, so ``pruning`` matches ``pruned`` and ``tickets`` matches ``ticket``.
+Its weight is BM25's inverse document frequency (Robertson & Zaragoza 2009, eq. 3.3 with the +1 of Lucene):
+``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``. A word no paper contains is looked up, by optimal string alignment
+distance (rapidfuzz), among the words of the atlas's titles, keyphrases and TL;DRs, so ``lotery tiket`` is
+searched as ``lottery ticket``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..store import Atlas
+from ..text import word_tokens
+from ..vocab import STOP
+
+#: FTS5 operators, never searched as words
+_OPERATORS = {"and", "or", "not", "near"}
+#: typos are corrected only in words at least this long (shorter ones have too many neighbours)
+MIN_TYPO_LEN = 4
+
+
+@dataclass
+class Term:
+    """One word of a query.
+
+    Attributes:
+        word: the word as searched (lower case; the correction when the typed word was corrected).
+        typed: the word as typed (lower case).
+        ids: the ids of the papers that contain it (any indexed field, stemmed).
+        idf: its BM25 inverse document frequency in the atlas (natural log; 0 < idf ≤ ln(1 + 2N + 1)).
+    """
+
+    word: str
+    typed: str
+    ids: frozenset[str]
+    idf: float
+
+
+def query_words(query: str) -> list[str]:
+    """The words of ``query`` that count: lower case, deduplicated, stop words dropped.
+
+    When every word is a stop word they are all kept (``"the who"`` still searches).
+
+    Args:
+        query: any user string.
+
+    Returns:
+        The words in query order, e.g. ``"pruning at initialization"`` → ``["pruning", "initialization"]``.
+    """
+    words = list(dict.fromkeys(t.lower() for t in word_tokens(query)
+                               if t.lower() not in _OPERATORS and any(c.isalnum() for c in t)))
+    content = [w for w in words if w not in STOP]
+    return content or words
+
+
+def _quoted(word: str) -> str:
+    """``word`` as an FTS5 string (double quotes doubled): never read as syntax."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
+    """Ids of the papers whose indexed text contains ``word`` (FTS5, porter-stemmed).
+
+    Args:
+        atlas: the atlas.
+        word: one word (no FTS syntax needed: it is quoted).
+
+    Returns:
+        The paper ids (empty when none).
+    """
+    rows = atlas.con.execute("SELECT paper_id FROM papers_fts WHERE papers_fts MATCH ?",
+                             (_quoted(word),)).fetchall()
+    return frozenset(r[0] for r in rows)
+
+
+#: the words of a query must lie within this many tokens of each other in one field of an abstract to count as
+#: used together (FTS5 ``NEAR``), unless each is in a title, keyphrase or TL;DR
+NEAR_TOKENS = 12
+
+
+def papers_using_together(atlas: Atlas, words: list[str]) -> frozenset[str]:
+    """Ids of the papers that use all ``words`` together.
+
+    Together: every word in the title, keyphrases or TL;DR, or all of them within :data:`NEAR_TOKENS` tokens of
+    each other in one field (FTS5 ``NEAR``, porter-stemmed).
+
+    A paper whose abstract says "wide" in one sentence and "generalize" five sentences later mentions the words
+    of ``why do wide networks generalize`` but is not about it.
+
+    Args:
+        atlas: the atlas.
+        words: the query's words (at least one).
+
+    Returns:
+        The paper ids.
+    """
+    if not words:
+        return frozenset()
+    quoted = " ".join(_quoted(w) for w in words)
+    salient = " AND ".join("{title keyphrases tldr}: " + _quoted(w) for w in words)
+    ids: set[str] = set()
+    for expr in (f"NEAR({quoted}, {NEAR_TOKENS})", salient):
+        ids.update(r[0] for r in atlas.con.execute("SELECT paper_id FROM papers_fts WHERE papers_fts MATCH ?",
+                                                     (expr,)))
+    return frozenset(ids)
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def spelling_vocabulary(atlas: Atlas) -> dict[str, int]:
+    """Word → number of papers whose title, keyphrases or TL;DR use it (lower case, letters only, ≥ 3 letters).
+
+    Computed once per atlas (:meth:`paperatlas.store.Atlas.derived`); ~0.3 s per 10k papers.
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        The vocabulary the spelling corrector chooses from.
+    """
+
+    def count() -> dict[str, int]:
+        df: dict[str, int] = {}
+        for p in atlas.papers:
+            text = " ".join([p.title, *p.keyphrases, *p.given_keyphrases, p.tldr or ""]).lower()
+            for w in set(re.findall(r"[a-z]{3,}", text)):
+                df[w] = df.get(w, 0) + 1
+        return df
+
+    return atlas.derived("spelling vocabulary", count)
+
+
+def max_typo_distance(word: str) -> int:
+    """How many edits a typo of ``word`` may have: 1 up to 9 letters, 2 from 10 (``equivarient``).
+
+    Two edits in a short word reach too many real words (``grokking`` → ``growing``).
+    """
+    return 1 if len(word) < 10 else 2
+
+
+def correct_word(atlas: Atlas, word: str) -> str | None:
+    """The atlas word a typo most likely meant, or None.
+
+    A candidate starts with the same letter, is within :func:`max_typo_distance` edits by optimal string alignment
+    (a swap of two neighbouring letters is one edit: ``nueral`` → ``neural``) and appears in at least two papers;
+    the closest wins, then the most frequent.
+
+    Args:
+        atlas: the atlas.
+        word: a lower-case word no paper contains.
+
+    Returns:
+        The correction, or None when ``word`` is short, not alphabetic, or has no close neighbour.
+    """
+    if len(word) < MIN_TYPO_LEN or not word.isalpha():
+        return None
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    vocab = spelling_vocabulary(atlas)
+    limit = max_typo_distance(word)
+    choices = [w for w, n in vocab.items() if n >= 2 and w[0] == word[0] and abs(len(w) - len(word)) <= limit]
+    found = process.extract(word, choices, scorer=OSA.distance, score_cutoff=limit, limit=20)
+    if not found:
+        return None
+    best = min(found, key=lambda m: (m[1], -vocab[m[0]], m[0]))
+    return best[0]
+
+
+def query_terms(atlas: Atlas, query: str, correct: bool = True) -> list[Term]:
+    """The :class:`Term` of each word of ``query`` (:func:`query_words`), typos corrected.
+
+    Args:
+        atlas: the atlas.
+        query: any user string.
+        correct: look up a correction for words no paper contains (:func:`correct_word`).
+
+    Returns:
+        The terms in query order; a word no paper contains and with no correction has empty ``ids`` and the
+        highest idf.
+    """
+    n = len(atlas.papers)
+    out = []
+    for w in query_words(query):
+        ids = papers_with(atlas, w)
+        fixed = correct_word(atlas, w) if correct and not ids else None
+        if fixed:
+            ids = papers_with(atlas, fixed)
+        out.append(Term(fixed or w, w, ids, _idf(n, len(ids))))
+    return out
+
+
+def corrected_query(query: str, terms: list[Term]) -> str | None:
+    """``query`` with each corrected word replaced, or None when no word was corrected.
+
+    Args:
+        query: the query as typed.
+        terms: its terms (:func:`query_terms`).
+
+    Returns:
+        E.g. ``"lottery ticket"`` for ``"lotery tiket"``.
+    """
+    fixes = {t.typed: t.word for t in terms if t.word != t.typed}
+    if not fixes:
+        return None
+    return re.sub(r"[A-Za-z]+", lambda m: fixes.get(m.group(0).lower(), m.group(0)), query)
+
+
+def coverage(terms: list[Term]) -> dict[str, float]:
+    """Paper id → the share of the query's idf mass its text contains, for papers containing any term.
+
+    ``1.0``: every word is in the paper. Rare words weigh more: for ``certified robustness for graph models`` a
+    paper without the common ``models`` still covers ~0.9.
+
+    Args:
+        terms: the query's terms.
+
+    Returns:
+        The coverage of each paper containing at least one term, in ``(0, 1]``.
+    """
+    total = sum(t.idf for t in terms)
+    out: dict[str, float] = {}
+    if total <= 0:
+        return out
+    for t in terms:
+        for pid in t.ids:
+            out[pid] = out.get(pid, 0.0) + t.idf / total
+    return {pid: min(1.0, c) for pid, c in out.items()}
