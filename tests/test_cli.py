@@ -65,3 +65,29 @@ def test_publish_json_has_generated_fields(sample_atlas, tmp_path):
     d = data[0]
     for field in ("tldr", "keyphrases", "topic_id", "topic_label", "x", "y", "related_ids"):
         assert d[field] not in (None, "", []), field
+
+
+def test_an_ambiguous_title_fragment_lists_the_papers_instead_of_picking_one(sample_atlas, copy_atlas, monkeypatch):
+    res = CliRunner().invoke(main, ["show", "Hopfield", "--db", str(sample_atlas)])
+    assert res.exit_code == 1
+    assert "'Hopfield' matches 2 papers:" in res.output
+    assert "1. " in res.output and "2. " in res.output and "Hopfield Networks is All You Need" in res.output
+    db = copy_atlas()
+    res = CliRunner().invoke(main, ["list", "add", "Hopfield", "--db", str(db)])
+    assert res.exit_code == 1 and "matches 2 papers" in res.output
+    # at a terminal the user picks one by number
+    monkeypatch.setattr("click.testing._NamedTextIOWrapper.isatty", lambda self: True, raising=False)
+    res = CliRunner().invoke(main, ["show", "Hopfield", "--db", str(sample_atlas)], input="2\n")
+    assert res.exit_code == 0, res.output
+    listed = [ln for ln in res.output.splitlines() if ln.startswith("  2. ")][0]
+    picked = listed[5:].split(" [")[0]
+    assert picked in res.output.split("which one?")[1]
+
+
+def test_recommend_leaves_out_papers_already_read_as_the_web_does(copy_atlas):
+    db = copy_atlas()
+    liked = "Hopfield Networks is All You Need"
+    first = json.loads(run("recommend", "--like", liked, "--db", db, "--json").output.splitlines()[0])
+    assert run("list", "mark-read", first["id"], "--db", db).exit_code == 0
+    after = [json.loads(x)["id"] for x in run("recommend", "--like", liked, "--db", db, "--json").output.splitlines()]
+    assert after and first["id"] not in after

@@ -2,16 +2,20 @@
 
 A search returns three tiers, in this order:
 
-1. **keyword** matches: papers that contain every word of the query (:mod:`.terms`: any indexed field, stemmed,
-   typos corrected), and **partial** ones that contain words carrying at least :data:`PARTIAL_MIN` of the query's
-   idf mass. Ordered by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009) of their BM25 rank, their
-   embedding-cosine rank and their coverage rank.
-2. **meaning** matches: papers without the words whose embedding is close to the query (cosine ≥
+1. **keyword** matches: papers that use every word of the query (:mod:`.terms`: any indexed field, stemmed,
+   typos corrected) *together*: each word in the title, keyphrases or TL;DR, or all within a few tokens of each
+   other in the abstract. Ordered by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009) of their
+   BM25 rank and their embedding-cosine rank.
+2. **partial** matches: papers whose words carry at least :data:`PARTIAL_MIN` of the query's idf mass (or all of
+   them, scattered), kept only when also plausible in meaning (cosine ≥ :data:`PARTIAL_MIN_COSINE`); same order.
+3. **meaning** matches: papers without the words whose embedding is close to the query (cosine ≥
    :data:`MEANING_MIN_COSINE`) or close to the best keyword matches (mean cosine to the first
    :data:`N_FEEDBACK` of them ≥ :data:`NEIGHBOUR_MIN_COSINE`: pseudo-relevance feedback in the spirit of
    Rocchio 1971, so ``lottery ticket`` also finds "Pruning Neural Networks at Initialization", which never says
    "lottery"). Ordered by the sum of the two cosines.
-3. nothing else: a query no paper is about returns no hits and a message saying so.
+
+Nothing else: a query no paper is about returns no hits and a message saying so, and a filter that removes every
+keyword match says that too, instead of filling the page with unrelated papers.
 
 The cut-offs were calibrated on the hand-judged queries of ``benchmarks/data/search_queries.json`` (all-MiniLM-L6-v2
 embeddings): the best query-paper cosine of the queries about nothing in the atlas was 0.22-0.36 on ICLR 2021,
