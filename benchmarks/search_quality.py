@@ -5,13 +5,15 @@ Usage:
     python benchmarks/search_quality.py --iclr A.db --phenomena B.db [--mode hybrid|bm25] [-v]
     PYTHONPATH=/path/to/older/src python benchmarks/search_quality.py ...   # the same queries on older code
 
-The 65 queries of ``benchmarks/data/search_queries.json`` (written by hand with their judgments, see its ``about``)
+The 70 queries of ``benchmarks/data/search_queries.json`` (written by hand with their judgments, see its ``about``)
 run through :func:`paperatlas.search.search` (``k=10``, the query embedder of the CLI) on the ICLR 2021 atlas
 (seed 001) and the Awesome Deep Phenomena atlas (seed 004). Per kind of query it prints:
 
 * **P@10**: of the results shown (at most 10), the share a researcher accepts (title matches the query's
   ``relevant`` pattern); a non-miss query that returns nothing scores 0. Averaged over queries (macro).
 * **R@10**: the share of the query's ``expect`` papers among the first 10 results (queries with expectations).
+* ``filtered`` queries also set a status filter: precision counts only the papers left, so a filter that leaves
+  only unrelated papers scores 0 (the right answer may be an empty page).
 * **empty**: for the ``miss`` queries (nothing in the atlas is about them), the share that return no result.
 * **filled**: for the others, the share that return at least one result.
 
@@ -59,7 +61,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from paperatlas.enrich.embed import get_embedder
-    from paperatlas.search import search
+    from paperatlas.search import Filters, search
     from paperatlas.store import Atlas
 
     atlases = {"iclr2021": Atlas(ensure_atlas(args.iclr, "001_*.txt", "iclr2021")),
@@ -73,10 +75,13 @@ def main() -> None:
     rows: dict[str, list[dict]] = {}
     t0 = time.perf_counter()
     for q in queries:
-        hits = search(atlases[q["atlas"]], q["query"], k=10, mode=args.mode, embed_query=embed)
+        flt = Filters(status=q["status"]) if q.get("status") else None
+        hits = search(atlases[q["atlas"]], q["query"], k=10, filters=flt, mode=args.mode, embed_query=embed)
         titles = [h.paper.title for h in hits]
         r: dict = {"n": len(titles)}
-        if q["kind"] == "miss":
+        if q["kind"] == "filtered" and not titles:
+            r["empty"] = True  # an empty page is a right answer for a filter nothing passes; no P@10 to count
+        elif q["kind"] == "miss":
             r["empty"] = not titles
         else:
             rel = re.compile(q["relevant"], re.IGNORECASE)
