@@ -19,9 +19,12 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from ..cite.links import code_link, paper_link, paper_year, second_link
 from ..markup import FAVICON
 from ..model import Paper, status_rank
-from ..text import safe_url, year_in
+from ..text import safe_url
+
+__all__ = ["code_link", "paper_link", "paper_year", "second_link"]  # moved to paperatlas.cite.links
 
 #: The HTML publishers' templates: ``map.html`` (:mod:`.map_html`) and ``site/*`` (:mod:`.site`).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -47,56 +50,6 @@ _UNSAFE_MATH_RE = re.compile(r"<[A-Za-z/!?]|\]\s*[(:\[]")
 # Characters percent-encoded in a Markdown link destination or bare URL: whitespace and control characters,
 # brackets and quotes that would end the destination or open raw HTML, and the backslash (an escape in Markdown).
 _URL_UNSAFE_RE = re.compile(r"[\s\x00-\x1f\x7f()<>\"'\\]")
-
-_PAPER_KINDS = ("paper", "openreview", "project", "other")
-
-
-def paper_link(p: Paper) -> str:
-    """The paper's main URL.
-
-    Unlike :attr:`Paper.paper_url` this skips placeholder links whose ``url`` is empty and links that are not
-    safe to render (:func:`paperatlas.text.safe_url`: only http(s) and DOI links are).
-
-    Args:
-        p: the paper.
-
-    Returns:
-        The URL (stripped; a bare DOI as ``https://doi.org/...``) of its first safe ``paper`` link, else
-        ``openreview``, ``project``, ``other`` link; ``""`` when it has none.
-    """
-    for kind in _PAPER_KINDS:
-        for link in p.links:
-            if link.kind == kind and (url := safe_url(link.url)):
-                return url
-    return ""
-
-
-def second_link(p: Paper) -> str:
-    """The paper's second safe paper/OpenReview/project link after :func:`paper_link` (e.g. the PDF beside the page).
-
-    Args:
-        p: the paper.
-
-    Returns:
-        The URL, or ``""`` when the paper has no other such link.
-    """
-    first = paper_link(p)
-    return next((url for link in p.links if link.kind in ("paper", "openreview", "project")
-                 and (url := safe_url(link.url)) and url != first), "")
-
-
-def code_link(p: Paper) -> str:
-    """The paper's code URL.
-
-    Args:
-        p: the paper.
-
-    Returns:
-        The URL (stripped; a bare DOI as ``https://doi.org/...``) of its first safe ``code`` link
-        (:func:`paperatlas.text.safe_url`), or ``""`` (placeholder links with an empty URL are skipped).
-    """
-    return next((url for link in p.links if link.kind == "code" and (url := safe_url(link.url))), "")
-
 
 def md_url(url: str | None) -> str:
     """A URL as written in Markdown: a link destination ``[text](URL)`` or a bare URL.
@@ -125,21 +78,6 @@ def one_line(text: str | None) -> str:
         The text with every run of whitespace (newlines included) folded to one space and none at either end.
     """
     return " ".join((text or "").split())
-
-
-def paper_year(p: Paper) -> int | None:
-    """The year a paper is listed under (BibTeX/CSL ``year``, awesome-list year sub-sections).
-
-    Args:
-        p: the paper.
-
-    Returns:
-        :attr:`Paper.year` when set (non-zero), else the first 19xx/20xx year in its venue (``"ICLR 2021"`` ->
-        2021), else ``None``.
-    """
-    if p.year:
-        return int(p.year)
-    return year_in(p.venue)
 
 
 def paper_sort_key(p: Paper) -> tuple:

@@ -7,7 +7,8 @@ One item per paper (schema: https://github.com/citation-style-language/schema, `
 same citation key as the BibTeX export), ``type`` (``paper-conference`` for a conference or workshop venue, else
 ``article-journal``; ``article`` without a venue), ``title``, ``author`` (``family``/``given``/``non-dropping-
 particle``/``suffix``, split by bibtexparser's BibTeX name parser), ``issued`` (``date-parts`` of the year),
-``container-title`` (the venue), ``URL`` (an http(s) or DOI link only, :func:`paperatlas.text.safe_url`),
+``container-title`` (the venue), ``URL`` (an http(s) or DOI link only, :func:`paperatlas.text.safe_url`; the
+paper link, else its arXiv page, DOI or code link), ``DOI`` (bare),
 ``abstract``, ``keyword`` (the keyphrases, ``", "``-joined) and ``note`` (the TL;DR, the reader's note when the
 paper carries one in ``extra["note"]``, the status and ``Code: URL``).
 """
@@ -17,10 +18,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from ..cite.bibtex import is_conference, lowercase_given_name, main_url, unique_keys
+from ..cite.links import doi_of
 from ..model import Paper, Topic
 from ..text import safe_url
 from ._common import code_link, paper_year
-from .bibtex_out import is_conference, lowercase_given_name, unique_keys
 
 FORMAT = "csl-json"
 
@@ -64,7 +66,7 @@ def paper_item(p: Paper, key: str) -> dict:
 
     Args:
         p: the paper.
-        key: its citation key (the item's ``id``; see :func:`~paperatlas.publish.bibtex_out.unique_keys`).
+        key: its citation key (the item's ``id``; see :func:`~paperatlas.cite.bibtex.unique_keys`).
 
     Returns:
         The item as a JSON-serialisable dict.
@@ -78,9 +80,11 @@ def paper_item(p: Paper, key: str) -> dict:
         item["issued"] = {"date-parts": [[year]]}
     if p.venue:
         item["container-title"] = p.venue
-    url = safe_url(p.paper_url)
+    url = safe_url(p.paper_url) or main_url(p)
     if url:
         item["URL"] = url
+    if doi_of(p):
+        item["DOI"] = doi_of(p)
     if p.abstract:
         item["abstract"] = p.abstract
     if p.keyphrases:
