@@ -17,15 +17,23 @@ PAPERLISTS = SHARED / "data" / "paperlists"
 SAMPLE = ROOT / "src" / "paperatlas" / "data" / "iclr2021_sample.md"
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory) -> Path:
+    """One model cache for the session (the ONNX export of the query model is made at most once per run)."""
+    return tmp_path_factory.mktemp("modelcache")
+
+
 @pytest.fixture(autouse=True)
-def no_network_cache(tmp_path_factory, monkeypatch):
+def no_network_cache(tmp_path_factory, monkeypatch, model_cache):
     """Every test: network readers run offline (PAPERATLAS_OFFLINE=1) with a fresh cache directory of their own.
 
     A test that replays recorded responses through a client library clears PAPERATLAS_OFFLINE itself
-    (``monkeypatch.delenv("PAPERATLAS_OFFLINE")``); nothing ever reads or writes ``~/.cache/paperatlas``.
+    (``monkeypatch.delenv("PAPERATLAS_OFFLINE")``); nothing ever reads or writes ``~/.cache/paperatlas`` (the query
+    model's ONNX export goes to a session directory).
     """
     monkeypatch.setenv("PAPERATLAS_OFFLINE", "1")
     monkeypatch.setenv("PAPERATLAS_CACHE", str(tmp_path_factory.mktemp("netcache")))
+    monkeypatch.setenv("PAPERATLAS_MODEL_CACHE", str(model_cache))
 
 
 def need(path: Path) -> Path:

@@ -10,9 +10,31 @@
 
 from __future__ import annotations
 
+import importlib.util
 from functools import lru_cache
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+def _sklearn_stop_words() -> frozenset[str]:
+    """scikit-learn's ``ENGLISH_STOP_WORDS`` (the Glasgow IR group's list), read from its own small module file.
+
+    Loaded by file so that the command line does not pay for importing scikit-learn (~1.4 s) to know what "the"
+    is; falls back to the package import when its layout differs.
+    """
+    spec = importlib.util.find_spec("sklearn")
+    if spec is not None and spec.submodule_search_locations:
+        for root in spec.submodule_search_locations:
+            path = f"{root}/feature_extraction/_stop_words.py"
+            try:
+                file_spec = importlib.util.spec_from_file_location("_paperatlas_sklearn_stop_words", path)
+                module = importlib.util.module_from_spec(file_spec)
+                file_spec.loader.exec_module(module)
+                return frozenset(module.ENGLISH_STOP_WORDS)
+            except (OSError, AttributeError):
+                continue
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
 
 #: Words that are never a keyphrase on their own and never start or end one (research-prose filler).
 GENERIC = frozenset("""
@@ -44,7 +66,7 @@ learning training model models data dataset datasets algorithm algorithms networ
 train representation representations function functions system systems
 """.split())
 
-STOP = frozenset(ENGLISH_STOP_WORDS) | {"via", "et", "al", "eg", "ie", "wrt", "e.g", "i.e", "can", "may", "might"}
+STOP = _sklearn_stop_words() | {"via", "et", "al", "eg", "ie", "wrt", "e.g", "i.e", "can", "may", "might"}
 
 
 def norm_word(w: str) -> str:

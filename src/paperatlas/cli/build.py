@@ -147,6 +147,24 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
                    f"{len(rep.labels_rejected)} kept extractive" + (f" ({'; '.join(reasons[:4])})" if reasons else ""))
     click.echo("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in rep.stage_seconds.items())
                + f"; total {rep.total_seconds:.1f}s; peak memory {rep.peak_rss_mib:.0f} MiB")
+    prepare_query_model()
+
+
+def prepare_query_model() -> None:
+    """Export the query model to ONNX once per machine (:mod:`paperatlas.enrich.query_embed`).
+
+    So the first ``search`` after a build answers in under a second; a failure only says that searches will be
+    slower (the atlas is built either way).
+    """
+    try:
+        from ..enrich.query_embed import export_onnx, onnx_path
+
+        if not onnx_path().exists():
+            click.echo("preparing the fast query model (once per machine, ~5 s)", err=True)
+            export_onnx(quiet=True)
+    except Exception as e:  # noqa: BLE001 - the atlas is built; only query speed is at stake
+        click.echo(f"note: the fast query model could not be prepared ({e}); searches will load "
+                   "sentence-transformers (~5 s each)", err=True)
 
 
 @click.command(name="serve")
