@@ -1,0 +1,146 @@
+"""Authors of an atlas: every paper of one person and their co-authors, spellings merged.
+
+Two spellings are one author when they share the build's merge key (:func:`paperatlas.sources.merge.author_key`:
+first initial + last name, accents and case ignored, so ``Jeremy M. Cohen`` = ``Jeremy Cohen``) *and* their first
+names agree: equal, or one is the initial of the other (``J. Cohen`` joins ``Jeremy Cohen`` when he is the only
+J. Cohen with a full first name). ``Jie Chen`` and ``Jian Chen`` stay two people, which the bare merge key would
+join.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .model import Paper
+from .sources.merge import author_key
+from .store import Atlas
+from .text import slugify, strip_accents
+
+
+@dataclass
+class AuthorEntry:
+    """One author of the atlas.
+
+    Attributes:
+        key: the author's page key (URL-safe, e.g. ``jeremy-cohen``).
+        name: the spelling shown: the most frequent full spelling among their papers.
+        papers: their papers in the atlas, in atlas order.
+        spellings: every spelling seen, with how many papers use it.
+    """
+
+    key: str
+    name: str
+    papers: list[Paper] = field(default_factory=list)
+    spellings: Counter = field(default_factory=Counter)
+
+
+def _first(name: str) -> str:
+    words = [w for w in strip_accents(name).replace(".", " ").replace("-", " ").lower().split() if w.isalpha()]
+    return words[0] if len(words) > 1 else ""
+
+
+@dataclass
+class AuthorIndex:
+    """The authors of a set of papers.
+
+    Attributes:
+        entries: ``page key -> AuthorEntry``.
+        key_of: ``(paper id, spelling as listed) -> page key`` of every author of every paper.
+    """
+
+    entries: dict[str, AuthorEntry]
+    key_of: dict[tuple[str, str], str]
+
+    def keys_of(self, paper: Paper) -> list[tuple[str, str | None]]:
+        """``(name as listed, page key or None)`` for each author of ``paper``, in order.
+
+        Args:
+            paper: a paper of the index.
+
+        Returns:
+            The pairs (None for a name with no letters).
+        """
+        return [(a, self.key_of.get((paper.id, " ".join(a.split())))) for a in paper.authors]
+
+    def coauthors(self, key: str) -> list[tuple[AuthorEntry, int]]:
+        """The co-authors of the author ``key``, with how many papers they share, most first.
+
+        Args:
+            key: the author's page key.
+
+        Returns:
+            ``(co-author, shared papers)`` pairs, most shared first, then by name.
+
+        Raises:
+            KeyError: when ``key`` is not an author of the index.
+        """
+        counts: Counter = Counter()
+        for p in self.entries[key].papers:
+            for k in dict.fromkeys(k for _, k in self.keys_of(p)):
+                if k and k != key:
+                    counts[k] += 1
+        return sorted(((self.entries[k], n) for k, n in counts.items()), key=lambda x: (-x[1], x[0].name))
+
+
+def author_index(papers: list[Paper]) -> AuthorIndex:
+    """Every author of ``papers`` (see the module docstring for which spellings are one author).
+
+    Args:
+        papers: the papers.
+
+    Returns:
+        The index; each author's papers in the order of ``papers``.
+    """
+    # spellings grouped by the build's merge key, then split by first name
+    by_merge: dict[str, Counter] = {}
+    for p in papers:
+        for a in dict.fromkeys(" ".join(x.split()) for x in p.authors if x.strip()):
+            k = author_key(a)
+            if k:
+                by_merge.setdefault(k, Counter())[a] += 1
+    person_of: dict[str, str] = {}  # spelling -> person id
+    for k, spellings in by_merge.items():
+        full = {_first(s) for s in spellings if len(_first(s)) > 1}
+        for s in spellings:
+            first = _first(s)
+            if len(first) <= 1 and len(full) == 1:  # an initial: joins the one full first name it can mean
+                first = next(iter(full))
+            person_of[s] = f"{k}|{first}"
+    people: dict[str, AuthorEntry] = {}
+    for p in papers:
+        for a in dict.fromkeys(" ".join(x.split()) for x in p.authors if x.strip()):
+            pid = person_of.get(a)
+            if pid is None:
+                continue
+            entry = people.setdefault(pid, AuthorEntry("", a))
+            if not entry.papers or entry.papers[-1] is not p:
+                entry.papers.append(p)
+            entry.spellings[a] += 1
+    entries: dict[str, AuthorEntry] = {}
+    key_of: dict[tuple[str, str], str] = {}
+    for pid in sorted(people):
+        e = people[pid]
+        e.name = max(e.spellings, key=lambda s: (e.spellings[s], len(s), s))
+        base = slugify(e.name) or "author"
+        key, n = base, 2
+        while key in entries:
+            key, n = f"{base}-{n}", n + 1
+        e.key = key
+        entries[key] = e
+        for p in e.papers:
+            for spelling in e.spellings:
+                key_of[(p.id, spelling)] = key
+    return AuthorIndex(entries, key_of)
+
+
+def atlas_authors(atlas: Atlas) -> AuthorIndex:
+    """:func:`author_index` of the atlas's papers, computed once per atlas object (~0.1 s per 10k papers).
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        The index.
+    """
+    return atlas.derived("authors", lambda: author_index(atlas.papers))

@@ -1,0 +1,117 @@
+"""What every route module of the web app shares: the atlas, the query model, cached facets, argument parsing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from flask import abort, request, url_for
+
+from ..facets import PaperFacets, facets_of
+from ..model import Paper
+from ..store import Atlas
+
+#: Largest ``k`` (number of results) a request may ask for.
+MAX_K = 500
+#: Results per page on the search, all-papers, author and topic lists.
+PAGE_SIZE = 50
+
+
+@dataclass
+class WebContext:
+    """The state the routes share (one per app).
+
+    Attributes:
+        atlas: the atlas, opened read-only and loaded into memory once.
+        state: ``{"embedder": query embedder or None, "error": why it failed}``, filled by a background thread.
+        facet_cache: ``paper id -> PaperFacets``, computed once per paper.
+    """
+
+    atlas: Atlas
+    state: dict = field(default_factory=lambda: {"embedder": None})
+    facet_cache: dict[str, PaperFacets] = field(default_factory=dict)
+
+    def facets_for(self, p: Paper) -> PaperFacets:
+        """The paper's facets (:func:`paperatlas.facets.facets_of`), cached.
+
+        Their inputs never change while the app runs.
+
+        Args:
+            p: the paper.
+
+        Returns:
+            Its facets.
+        """
+        f = self.facet_cache.get(p.id)
+        if f is None:
+            f = self.facet_cache[p.id] = facets_of(p)
+        return f
+
+    def embed_query(self) -> Callable[[str], object] | None:
+        """``query -> (384,) float32`` when the query model is loaded, else None (searches use words only)."""
+        model = self.state.get("embedder")
+        return (lambda q: model.encode([q])[0]) if model is not None else None
+
+    @staticmethod
+    def number_arg(name: str) -> float | None:
+        """A number query parameter (e.g. ``6`` or ``6.5``), or None when absent; 400 when it is not one."""
+        raw = request.args.get(name, "").strip()
+        if not raw:
+            return None
+        if not re.fullmatch(r"[+-]?(?:\d{1,12}(?:\.\d{0,6})?|\.\d{1,6})", raw):
+            abort(400, f"{name} must be a number")
+        return float(raw)
+
+    @staticmethod
+    def int_arg(name: str, default: int | None, lo: int = 1, hi: int = MAX_K) -> int | None:
+        """An integer query parameter clamped to ``[lo, hi]``; 400 when it is not an integer."""
+        raw = request.args.get(name, "").strip()
+        if not raw:
+            return default
+        if not re.fullmatch(r"[+-]?\d{1,12}", raw):
+            abort(400, f"{name} must be an integer")
+        return min(max(int(raw), lo), hi)
+
+    @staticmethod
+    def url_with(endpoint: str = "index", **changes: str | list[str] | None) -> str:
+        """The URL of ``endpoint`` with the current query parameters and ``changes`` (None or "" removes one).
+
+        Args:
+            endpoint: the Flask endpoint (its view arguments come from the current request).
+            **changes: parameters to set (a list sets a repeated parameter).
+
+        Returns:
+            The URL with its query string.
+        """
+        from urllib.parse import urlencode
+
+        pairs = [(k, v) for k, v in request.args.items(multi=True) if k not in changes and v.strip()]
+        for k, v in changes.items():
+            pairs += [(k, x) for x in ([v] if isinstance(v, str) else v or []) if x]
+        base = url_for(endpoint, **(request.view_args or {})) if endpoint == request.endpoint else url_for(endpoint)
+        return base + ("?" + urlencode(pairs) if pairs else "")
+
+
+def pages(total: int, page: int, size: int, href: Callable[[int], str]) -> list[dict]:
+    """The page links of a list of ``total`` items: first, last, and two around the current page, with gaps.
+
+    Args:
+        total: number of items.
+        page: the current page (1-based).
+        size: items per page.
+        href: ``page number -> URL``.
+
+    Returns:
+        ``[{"n": page or None for a gap, "href", "on"}]``; empty when everything fits on one page.
+    """
+    last = max(1, -(-total // size))
+    if last == 1:
+        return []
+    shown = sorted({1, last, *range(max(1, page - 2), min(last, page + 2) + 1)})
+    out: list[dict] = []
+    for i, n in enumerate(shown):
+        if i and n - shown[i - 1] > 1:
+            out.append({"n": None, "href": "", "on": False})
+        out.append({"n": n, "href": href(n), "on": n == page})
+    return out

@@ -1,0 +1,126 @@
+"""Paper, topic and map routes: a paper's page (links out, BibTeX, related papers), edits, topics, the map."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+
+from flask import Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
+
+from ..cite import bibtex_entry, out_links
+from ..mapview import map_payload, plotly_js_path
+from ..model import STATUSES
+from ..search import AmbiguousPaper, find_paper, related
+from .context import WebContext
+
+#: Longest TL;DR the edit form accepts (characters).
+MAX_TLDR_CHARS = 5000
+
+
+def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
+    """Add the paper, topic and map routes to ``app``.
+
+    Args:
+        app: the Flask app.
+        ctx: the shared state.
+        map_args: ``compact -> template arguments of _map.html``.
+    """
+    atlas = ctx.atlas
+
+    @app.get("/paper/<pid>")
+    def paper(pid: str):
+        """A paper by id or title; a title fragment several papers match lists them ("which one?")."""
+        from .reader_views import mine_of
+
+        try:
+            p = find_paper(atlas, pid)
+        except AmbiguousPaper as e:
+            return render_template("choose.html", ref=e.ref, candidates=e.candidates), 300
+        except LookupError:
+            abort(404)
+        if p.id != pid:  # a title: the page's own address is its id
+            return redirect(url_for("paper", pid=p.id))
+        return render_template("paper.html", p=p, related=related(atlas, p, k=10), bibtex=bibtex_entry(p),
+                               topic=atlas.topics.get(p.topic_id), mine=mine_of(ctx, p.id), links=out_links(p))
+
+    @app.get("/api/related/<pid>")
+    def api_related(pid: str):
+        """The paper's related papers as JSON ("more like this" on a result row)."""
+        p = atlas.by_id.get(pid)
+        if p is None:
+            abort(404)
+        k = ctx.int_arg("k", 5, hi=50)
+        return jsonify({"id": pid, "related": [
+            {"id": r.paper.id, "title": r.paper.title, "status": r.paper.status, "reason": r.reason,
+             "similarity": round(r.similarity, 4), "href": url_for("paper", pid=r.paper.id)}
+            for r in related(atlas, p, k=k)]})
+
+    @app.post("/paper/<pid>/edit")
+    def edit(pid: str):
+        from ..overrides import override_paper, parse_keyphrases
+
+        p = atlas.by_id.get(pid)
+        if p is None:
+            abort(404)
+        tldr = request.form.get("tldr", "").strip()
+        if len(tldr) > MAX_TLDR_CHARS:
+            abort(400, f"the TL;DR is longer than {MAX_TLDR_CHARS} characters")
+        try:
+            kps = parse_keyphrases(request.form.get("keyphrases", ""))
+            edited = override_paper(atlas.path, pid, tldr=tldr if tldr and tldr != p.tldr else None,
+                                    keyphrases=kps if kps and kps != p.keyphrases else None)
+        except ValueError as e:
+            abort(400, str(e))
+        p.tldr, p.tldr_method = edited.tldr, edited.tldr_method
+        p.keyphrases, p.keyphrases_method = edited.keyphrases, edited.keyphrases_method
+        return redirect(url_for("paper", pid=pid))
+
+    @app.get("/topics")
+    def topics():
+        return render_template("topics.html")
+
+    @app.get("/topic/<int:tid>")
+    def topic(tid: int):
+        from ..topics import nearest_topics, topic_members
+
+        t = atlas.topics.get(tid)
+        if t is None:
+            abort(404)
+        members, also = topic_members(atlas, tid)
+        return render_template("topic.html", t=t, members=members, also=also,
+                               area=atlas.topics.get(t.parent_id) if t.parent_id is not None else None,
+                               subtopics=atlas.subtopics(tid), nearest=nearest_topics(atlas, tid, k=5),
+                               n_status={s: sum(p.status == s for p in members) for s in STATUSES})
+
+    @app.get("/map")
+    def map_page():
+        return render_template("map.html", **map_args(False))
+
+    map_cache: dict = {}
+
+    @app.get("/api/map")
+    def map_data():
+        """The map's data (:func:`paperatlas.mapview.map_payload`) as compact JSON with an ETag.
+
+        It is rebuilt only when a paper's TL;DR or keyphrases changed (the fields an edit can change while the app
+        runs).
+        """
+        key = hash(tuple((p.tldr, tuple(p.keyphrases)) for p in atlas.papers))
+        if map_cache.get("key") != key:
+            body = json.dumps(map_payload(atlas.papers, atlas.topics), ensure_ascii=False,
+                              separators=(",", ":"), allow_nan=False).encode("utf-8")
+            map_cache.update(key=key, body=body, etag=hashlib.sha1(body).hexdigest()[:20])
+        resp = Response(map_cache["body"], mimetype="application/json")
+        resp.set_etag(map_cache["etag"])
+        resp.headers["Cache-Control"] = "no-cache"  # revalidate: an edit changes the ETag
+        return resp.make_conditional(request)
+
+    @app.get("/vendor/plotly.min.js")
+    def plotly_js():
+        """Plotly.js as bundled in the installed ``plotly`` package (never a CDN)."""
+        try:
+            path = plotly_js_path()
+        except FileNotFoundError as e:
+            abort(500, str(e))
+        return send_file(path, mimetype="text/javascript", max_age=7 * 24 * 3600)

@@ -1,0 +1,286 @@
+"""The search page (``/``) and its JSON twin (``/api/search``): honest results, true counts, pages, facets."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flask import Flask, abort, jsonify, render_template, request, url_for
+
+from ..cite import out_links
+from ..facets import CITATION_BUCKETS, RATING_BUCKETS, SORT_KEYS, PaperFacets, facets_of
+from ..model import Paper
+from ..search import Filters, SearchResults, parse_years, search_results
+from ..store import Atlas
+from .context import PAGE_SIZE, WebContext, pages
+
+#: Thresholds of the "at least" facets: the finite lower bounds of :data:`paperatlas.facets.RATING_BUCKETS`
+#: (mean review rating) and of :data:`paperatlas.facets.CITATION_BUCKETS` above 0 (citations), and ours for the mean
+#: reviewer confidence (venue scales of 1-5) and the rating spread (population standard deviation; at most).
+RATING_STEPS = tuple(lo for lo, _ in RATING_BUCKETS if math.isfinite(lo))
+CITATION_STEPS = tuple(lo for lo, _ in CITATION_BUCKETS if lo > 0)
+CONFIDENCE_STEPS = (4.0, 3.0)
+SPREAD_STEPS = (0.5, 1.0)
+#: Institutions listed in the facet before "more", and at most.
+TOP_INSTITUTIONS, MAX_INSTITUTIONS = 8, 40
+#: Labels of the sort keys (:data:`paperatlas.facets.SORT_KEYS`).
+SORT_LABELS = {"relevance": "Relevance", "rating": "Rating", "citations": "Citations", "year": "Year"}
+#: The search page's filter parameters, as the removable chips above the results name them.
+CHIP_LABELS = {"institution": "institution: {}", "affiliation": "affiliation: {}", "decision": "decision: {}",
+               "min_rating": "rating ≥ {}", "max_spread": "rating spread ≤ {}", "min_confidence": "confidence ≥ {}",
+               "min_citations": "citations ≥ {}", "has_code": "code available", "author": "author: {}",
+               "venue": "venue: {}", "year": "year: {}", "keyphrase": "keyphrase: {}", "topic": "topic: {}"}
+
+
+@dataclass
+class FacetFilters(Filters):
+    """:class:`paperatlas.search.Filters` plus the web app's facet filters, matched on cached facets.
+
+    The facet filters of the base class (``min_rating``, ``affiliation``, ``has_code``) keep their meaning; the
+    values come from ``facets_for`` (the app's cache of :func:`paperatlas.facets.facets_of`, which costs ~0.1 ms a
+    paper) instead of being recomputed on every search.
+
+    Attributes:
+        institution: a normalised institution the paper must have (exact, case-insensitive; a facet value).
+        decision: the decision the paper must have (exact).
+        min_citations: at least this many citations; papers without a count are left out.
+        min_confidence: mean reviewer confidence at least this; papers without confidences are left out.
+        max_spread: spread of the review ratings at most this; papers with fewer than 2 ratings are left out.
+        facets_for: ``paper -> PaperFacets`` (defaults to :func:`paperatlas.facets.facets_of`).
+    """
+
+    institution: str = ""
+    decision: str = ""
+    min_citations: int | None = None
+    min_confidence: float | None = None
+    max_spread: float | None = None
+    facets_for: Callable[[Paper], PaperFacets] = facets_of
+
+    def matcher(self, atlas: Atlas) -> Callable[[Paper], bool]:
+        """A predicate applying these filters (see :meth:`paperatlas.search.Filters.matcher`).
+
+        Args:
+            atlas: the atlas.
+
+        Returns:
+            ``paper -> bool``.
+        """
+        plain = Filters(status=self.status, venue=self.venue, year=self.year, author=self.author, topic=self.topic,
+                        keyphrase=self.keyphrase).matcher(atlas)
+        aff, inst = self.affiliation.strip().lower(), self.institution.strip().lower()
+
+        def at_least(value: float | None, bound: float | None) -> bool:
+            return bound is None or (value is not None and value >= bound)
+
+        def ok(p: Paper) -> bool:
+            f = self.facets_for(p) if plain(p) else None
+            return f is not None and (f.has_code or not self.has_code) and at_least(f.rating_mean, self.min_rating) \
+                and at_least(f.citations, self.min_citations) and at_least(f.confidence_mean, self.min_confidence) \
+                and (self.max_spread is None or (f.rating_spread is not None and f.rating_spread <= self.max_spread)) \
+                and (not self.decision or f.decision == self.decision) \
+                and (not inst or inst in (x.lower() for x in f.institutions)) \
+                and (not aff or any(aff in x.lower() for x in (*f.institutions, *p.affiliations)))
+
+        return ok
+
+
+def current_filters(ctx: WebContext) -> FacetFilters:
+    """The filters in the request's query string (a malformed year is ignored; a malformed number is a 400)."""
+    try:
+        years = parse_years(request.args.get("year", ""))
+    except ValueError:
+        years = (None, None)
+    a = request.args
+    return FacetFilters(status=[s for s in a.getlist("status") if s.strip()], venue=a.get("venue", ""), year=years,
+                        author=a.get("author", ""), topic=a.get("topic", ""), keyphrase=a.get("keyphrase", ""),
+                        min_rating=ctx.number_arg("min_rating"), affiliation=a.get("affiliation", ""),
+                        has_code=a.get("has_code", "").strip().lower() in ("1", "true", "yes", "on"),
+                        institution=a.get("institution", ""), decision=a.get("decision", ""),
+                        min_citations=ctx.int_arg("min_citations", None, lo=0, hi=10**12),
+                        min_confidence=ctx.number_arg("min_confidence"), max_spread=ctx.number_arg("max_spread"),
+                        facets_for=ctx.facets_for)
+
+
+def sort_hits(ctx: WebContext, hits: list, key: str) -> list:
+    """Hits by a sort key: :func:`paperatlas.facets.sort_papers`'s order, on the cached facets."""
+    if key == "relevance":
+        return hits
+
+    def value(h) -> float | None:
+        if key == "year":
+            return h.paper.year
+        f = ctx.facets_for(h.paper)
+        return f.rating_mean if key == "rating" else f.citations
+
+    keyed = [(value(h), i, h) for i, h in enumerate(hits)]
+    have = sorted((x for x in keyed if x[0] is not None), key=lambda x: (-x[0], x[1]))
+    return [h for _, _, h in have] + [h for v, _, h in keyed if v is None]
+
+
+@dataclass
+class SearchPage:
+    """The current request's search.
+
+    Attributes:
+        q: the query.
+        flt: its filters.
+        res: every result (:class:`paperatlas.search.SearchResults`), sorted as asked.
+        mode: ``hybrid`` or ``bm25`` (before the query model is loaded).
+        searched: whether anything was asked (a query, a filter or a sort).
+        sort: the sort key.
+    """
+
+    q: str
+    flt: FacetFilters
+    res: SearchResults
+    mode: str
+    searched: bool
+    sort: str
+
+
+def run_search(ctx: WebContext) -> SearchPage:
+    """Every result of the request's search (``q``, filters, ``sort``), honest tiers and true count included."""
+    q = request.args.get("q", "")
+    flt = current_filters(ctx)
+    sort = request.args.get("sort", "").strip() or "relevance"
+    if sort not in SORT_KEYS:
+        abort(400, f"sort must be one of: {', '.join(SORT_KEYS)}")
+    embed = ctx.embed_query()
+    mode = "hybrid" if embed is not None else "bm25"
+    searched = bool(q.strip() or flt != FacetFilters(facets_for=ctx.facets_for) or "sort" in request.args)
+    res = search_results(ctx.atlas, q, filters=flt, mode=mode, embed_query=embed) if searched \
+        else SearchResults(q)
+    res.hits = sort_hits(ctx, res.hits, sort)
+    return SearchPage(q, flt, res, mode, searched, sort)
+
+
+def page_window(ctx: WebContext, total: int, endpoint: str = "index") -> tuple[int, int, list[dict], bool]:
+    """``(offset, size, page links, showing all)`` of the request's ``page`` / ``show=all`` over ``total`` items."""
+    show_all = request.args.get("show", "") == "all"
+    size = max(total, 1) if show_all else PAGE_SIZE
+    last = max(1, -(-total // PAGE_SIZE))
+    page = min(ctx.int_arg("page", 1, lo=1, hi=10**6) or 1, last)
+    links = [] if show_all else pages(total, page, PAGE_SIZE,
+                                      lambda n: ctx.url_with(endpoint, page=str(n) if n > 1 else None))
+    return (0 if show_all else (page - 1) * PAGE_SIZE), size, links, show_all
+
+
+def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters) -> list[dict]:
+    """The facets of ``papers`` (the current results) with counts, as the sidebar lists them.
+
+    A value's count is the number of results that clicking it lists; a paper without the facet (no review
+    scores, no citation count) is counted nowhere. Its href adds the filter to the current URL, or removes it
+    when it is on. Returns sections ``{"key", "title", "opts": [{"label", "value", "count", "href", "on"}],
+    "more": [...], "note"}``.
+    """
+    fs = [ctx.facets_for(p) for p in papers]
+    sections: list[dict] = []
+
+    def value(param: str, label: str, v: str, count: int, on: bool, multi: bool = False) -> dict:
+        if multi:
+            cur = [x for x in request.args.getlist(param) if x.strip()]
+            href = ctx.url_with(**{param: [x for x in cur if x.lower() != v.lower()] if on else [*cur, v]})
+        else:
+            href = ctx.url_with(**{param: None if on else v})
+        return {"label": label, "value": v, "count": count, "href": href, "on": on}
+
+    def counted(key: str, title: str, counter: Counter, current: list[str], multi: bool = False,
+                top: int | None = None) -> None:
+        items = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_INSTITUTIONS]
+        vals = [value(key, v, v, n, v.lower() in current, multi) for v, n in items]
+        if vals:
+            sections.append({"key": key, "title": title, "opts": vals[:top], "more": vals[top:] if top else [],
+                             "note": ""})
+
+    def steps(key: str, title: str, param: str, xs: list, bounds, current, fmt: str, note: str = "",
+              at_most: bool = False) -> None:
+        have = [x for x in xs if x is not None]
+        vals = []
+        for b in bounds:
+            n = sum(x <= b for x in have) if at_most else sum(x >= b for x in have)
+            on = current is not None and float(current) == float(b)
+            if n or on:
+                vals.append(value(param, fmt.format(b), f"{b:g}", n, on))
+        if vals:
+            sections.append({"key": key, "title": title, "opts": vals, "more": [],
+                             "note": note.format(n=len(have), of=len(xs))})
+
+    counted("status", "Status", Counter(f.status for f in fs if f.status), [s.lower() for s in flt.status],
+            multi=True)
+    counted("decision", "Decision", Counter(f.decision for f in fs if f.decision), [flt.decision.lower()])
+    steps("rating", "Mean rating", "min_rating", [f.rating_mean for f in fs], RATING_STEPS, flt.min_rating,
+          "≥ {:g}", "{n} of {of} have review scores")
+    steps("spread", "Reviewers agree", "max_spread", [f.rating_spread for f in fs], SPREAD_STEPS,
+          flt.max_spread, "spread ≤ {:g}", at_most=True)
+    steps("confidence", "Reviewer confidence", "min_confidence", [f.confidence_mean for f in fs],
+          CONFIDENCE_STEPS, flt.min_confidence, "≥ {:g}")
+    steps("citations", "Citations", "min_citations", [f.citations for f in fs], CITATION_STEPS,
+          flt.min_citations, "≥ {:,}", "{n} of {of} have a citation count")
+    n_code = sum(f.has_code for f in fs)
+    if n_code or flt.has_code:
+        sections.append({"key": "has_code", "title": "Code", "more": [], "note": "", "opts": [
+            value("has_code", "code available", "1", n_code, flt.has_code)]})
+    counted("institution", "Institution", Counter(i for f in fs for i in f.institutions),
+            [flt.institution.strip().lower()], top=TOP_INSTITUTIONS)
+    return sections
+
+def active_filters(ctx: WebContext, flt: FacetFilters) -> list[dict]:
+    """The filters set in the URL as removable chips: ``[{"label", "href"}]``."""
+    chips = [{"label": f"status: {s}", "href": ctx.url_with(status=[x for x in flt.status if x != s])}
+             for s in flt.status]
+    for param, label in CHIP_LABELS.items():
+        v = request.args.get(param, "").strip()
+        v = ctx.atlas.topic_label(int(v)) if param == "topic" and v.isdecimal() and len(v) < 10 else v
+        if v and (param != "has_code" or flt.has_code):
+            chips.append({"label": label.format(v), "href": ctx.url_with(**{param: None})})
+    return chips
+
+
+
+def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
+    """Add the search routes (``index``, ``api_search``) to ``app``.
+
+    Args:
+        app: the Flask app.
+        ctx: the shared state.
+        map_args: ``compact -> template arguments of _map.html`` (the overview map on the empty search page).
+    """
+
+    @app.get("/")
+    def index():
+        sp = run_search(ctx)
+        res = sp.res
+        offset, size, page_links, show_all = page_window(ctx, res.total)
+        sorts = [{"key": k, "label": SORT_LABELS.get(k, k) if k != "relevance" or sp.q.strip() else "Listing order",
+                  "href": ctx.url_with(sort=k, page=None), "on": k == sp.sort} for k in SORT_KEYS]
+        return render_template(
+            "index.html", q=sp.q, res=res, hits=res.page(offset, size), n_hits=res.total, offset=offset,
+            page_links=page_links, show_all=show_all, show_all_href=ctx.url_with(show="all", page=None),
+            mode=sp.mode, searched=sp.searched, args=request.args, sort=sp.sort, sorts=sorts,
+            facet_sections=facet_panel(ctx, [h.paper for h in res.hits], sp.flt) if sp.searched else [],
+            chips=active_filters(ctx, sp.flt) if sp.searched else [],
+            clear_href=url_for("index", q=sp.q) if sp.q.strip() else url_for("index"), **map_args(True))
+
+    @app.get("/api/search")
+    def api_search():
+        """Search results as JSON: the true total, each result's match kind, links and facets, the facet counts."""
+        k = ctx.int_arg("k", 20)
+        offset = ctx.int_arg("offset", 0, lo=0, hi=10**6) or 0
+        sp = run_search(ctx)
+
+        def row(h) -> dict:
+            f = ctx.facets_for(h.paper)
+            return {"id": h.paper.id, "title": h.paper.title, "status": h.paper.status, "score": h.score,
+                    "match": h.match, "topic": ctx.atlas.topic_label(h.paper.topic_id), "tldr": h.paper.tldr,
+                    "rating_mean": f.rating_mean, "rating_spread": f.rating_spread, "n_reviews": f.n_reviews,
+                    "confidence_mean": f.confidence_mean, "decision": f.decision, "citations": f.citations,
+                    "has_code": f.has_code, "institutions": list(f.institutions),
+                    "links": [{"label": o.label, "url": o.url, "kind": o.kind} for o in out_links(h.paper)]}
+
+        facets = {sec["key"]: [[v["value"], v["count"]] for v in sec["opts"] + sec["more"]]
+                  for sec in facet_panel(ctx, [h.paper for h in sp.res.hits], sp.flt)}
+        return jsonify({"query": sp.q, "mode": sp.mode, "sort": sp.sort, "total": sp.res.total, "offset": offset,
+                        "message": sp.res.message, "corrected": sp.res.corrected, "facets": facets,
+                        "results": [row(h) for h in sp.res.page(offset, k)]})
