@@ -31,7 +31,7 @@
     var data = new FormData(form);
     if (btn && btn.name) data.set(btn.name, btn.value);
     form.classList.add('busy');
-    fetch(form.action, {method: 'POST', body: data, credentials: 'same-origin',
+    fetch(form.getAttribute('action'), {method: 'POST', body: data, credentials: 'same-origin',
                         headers: {'Accept': 'application/json'}})
       .then(function (r) { if (!r.ok) throw new Error(r.status + ' ' + r.statusText); return r.json(); })
       .then(function (s) { setState(form, s); form.setAttribute('data-state', s.rating + ',' + s.lists.join('|')); })
