@@ -4,8 +4,10 @@ Class-based TF-IDF (c-TF-IDF, Grootendorst 2022, BERTopic: ``W(t,c) = tf(t,c) ·
 average number of terms per class, ``f(t)`` the term's frequency over all classes) over the papers' keyphrases.
 The label is the best-scoring keyphrase found in several of the topic's papers, not a generic term
 (:data:`GENERIC_TERMS`), in sentence case, distinct from every label already taken (areas first, so a sub-topic is
-never named like its area), joined with a second strong, unrelated keyphrase when the two fit in
-:data:`MAX_LABEL_WORDS` words (``"Lottery tickets and pruning"``).
+never named like its area), joined with a second strong, distinct keyphrase when the two fit in
+:data:`MAX_LABEL_WORDS` words and are carried by the same papers (:data:`COOCCUR_MIN`: ``"Lottery tickets and
+pruning"``, never ``"Language models and catastrophic forgetting"``). An area's label is weighted by how much of
+the area shares it, so it describes most of its sub-topics.
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         taken: phrase keys other labels already use; they are avoided, and the keys used here are added to it
             (the set is updated in place). None for none.
         n_topics: number of topics; None for ``assign.max() + 1``.
-        children: ``(n_papers,)`` sub-topic index, for labelling areas: halves the score of a phrase found in only
-            one of the area's sub-topics, so an area is named by what its sub-topics share rather than by one of
-            them. None when labelling sub-topics.
+        children: ``(n_papers,)`` sub-topic index, for labelling areas: a phrase's score is multiplied by the share
+            of the area's papers that sit in sub-topics where it is common (10% of a sub-topic's papers, 2 at
+            least), so an area is named by what most of its sub-topics share rather than by its most distinctive
+            one. None when labelling sub-topics.
 
     Returns:
         ``(label, top_terms)`` per topic index.
@@ -51,23 +54,32 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
     n_topics = n_topics if n_topics is not None else (int(assign.max()) + 1 if len(assign) else 0)
     tf: list[Counter[str]] = [Counter() for _ in range(n_topics)]
     forms: dict[str, Counter[str]] = {}
-    for t, kps in zip(assign.tolist(), keyphrases, strict=True):
+    docs: dict[tuple[int, str], set[int]] = {}  # (topic, phrase key) -> the papers carrying it
+    for i, (t, kps) in enumerate(zip(assign.tolist(), keyphrases, strict=True)):
         for kp in dict.fromkeys(kps):
             k = phrase_key(kp)
             if not k:
                 continue
             tf[t][k] += 1
             forms.setdefault(k, Counter())[kp] += 1
+            docs.setdefault((t, k), set()).add(i)
     total: Counter[str] = Counter()
     for c in tf:
         total.update(c)
-    spread: dict[tuple[int, str], set[int]] = {}
+    # for an area: the share of its papers that sit in sub-topics where a phrase is common (10% of the sub-topic's
+    # papers, 2 at least), so an area is named by what most of its sub-topics share, not by its most distinctive one
+    coverage: dict[tuple[int, str], float] = {}
     if children is not None:
+        child_size = Counter(zip(assign.tolist(), children.tolist(), strict=True))
+        in_child: Counter = Counter()
         for t, child, kps in zip(assign.tolist(), children.tolist(), keyphrases, strict=True):
-            for kp in kps:
-                spread.setdefault((t, phrase_key(kp)), set()).add(child)
-    n_children = {t: len(set(children[assign == t].tolist())) for t in range(n_topics)} if children is not None \
-        else {}
+            for k in {phrase_key(kp) for kp in kps}:
+                in_child[(t, child, k)] += 1
+        for (t, child, k), n in in_child.items():
+            if n >= max(2, 0.1 * child_size[(t, child)]):
+                coverage[(t, k)] = coverage.get((t, k), 0.0) + child_size[(t, child)]
+        area_size = Counter(assign.tolist())
+        coverage = {key: v / area_size[key[0]] for key, v in coverage.items()}
     avg = sum(total.values()) / max(n_topics, 1)
     n_papers = max(len(assign), 1)
     max_df = max(MAX_LABEL_DF, 1.5 / max(n_topics, 1))  # with few topics, a topic's own terms are in many papers
@@ -79,7 +91,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         # ties go to the longer, more specific phrase
         scored = [(sc, k) for sc, _, k in sorted(
             ((f * math.log(1 + avg / total[k]) * (1 + 0.3 * (len(k.split()) > 1))
-              * (0.5 if n_children.get(t, 1) > 1 and len(spread.get((t, k), ())) < 2 else 1.0), len(k.split()), k)
+              * (coverage.get((t, k), 0.0) if children is not None else 1.0), len(k.split()), k)
              for k, f in tf[t].items()), reverse=True)]
         support = max(2, round(0.08 * size)) if size >= 6 else 1
         good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
@@ -98,7 +110,8 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             # present in a tenth of the topic's papers, and the whole label still at most five words
             second_support = max(3, round(0.1 * size))
             for k2 in free[:6]:
-                if k2 == k or _related_terms(k, k2) or tf[t][k2] < second_support:
+                if k2 == k or _related_terms(k, k2) or tf[t][k2] < second_support \
+                        or not _cooccur(docs.get((t, k), set()), docs.get((t, k2), set())):
                     continue
                 if weight.get(k2, 0) >= 0.5 * weight.get(k, 0) \
                         and len(label.split()) + 1 + len(k2.split()) <= MAX_LABEL_WORDS \
@@ -211,6 +224,16 @@ def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str
             if len(out) == k:
                 break
     return [_display(forms, key) for key in out]
+
+
+#: two phrases are joined into one label ("Lottery tickets and pruning") only when at least this share of the papers
+#: carrying the rarer one carry the other too; else the label would join two unrelated halves of a topic
+COOCCUR_MIN = 0.3
+
+
+def _cooccur(a: set[int], b: set[int]) -> bool:
+    """Whether two phrases' papers overlap enough to name one topic together (:data:`COOCCUR_MIN`)."""
+    return bool(a and b) and len(a & b) >= COOCCUR_MIN * min(len(a), len(b))
 
 
 def _related_terms(a: str, b: str) -> bool:
