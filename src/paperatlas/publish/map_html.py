@@ -35,7 +35,8 @@ def _inline(text: str, closing: str, what: str) -> Markup:
 
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
-           title: str = "") -> str:
+           title: str = "", nav: list[tuple[str, str]] | None = None, paper_href: str = "",
+           topic_href: str = "") -> str:
     """Render the papers as one self-contained interactive map page (see the module docstring).
 
     Args:
@@ -43,6 +44,10 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         topics: the atlas's topics, areas and sub-topics (a list, or a dict ``{id: Topic}``).
         related: unused (uniform signature).
         title: the page title (default ``"Map of papers"``).
+        nav: ``(label, href)`` links shown above the map (the static site's navigation), or None for none.
+        paper_href: a paper page's URL with ``__ID__`` for its id (clicks open it there); ``""``: the paper's own
+            link, in a new tab.
+        topic_href: a topic page's URL with ``__ID__`` for its id (clicking a map label opens it); ``""``: none.
 
     Returns:
         The HTML text (rendered with :data:`._common.ENV`, template ``map.html``).
@@ -63,5 +68,6 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         plotly_js=_inline(plotly_js, "</script", "plotly.min.js"),
         map_js=_inline(static_text("atlasmap.js"), "</script", "atlasmap.js"),
         map_css=_inline(static_text("atlasmap.css"), "</style", "atlasmap.css"),
+        nav=nav or [], mount_options=Markup(htmlsafe_json({"paperHref": paper_href, "topicHref": topic_href})),
     )
     return html

@@ -40,10 +40,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..authors import author_index
+from ..cite import bibtex_entry, out_links
 from ..facets import CITATION_BUCKETS, RATING_BUCKETS, facets_of
 from ..mapview import htmlsafe_json
 from ..model import STATUSES, Paper, Topic, status_rank
-from ..text import safe_url
 from . import map_html
 from ._common import ENV, TEMPLATES, code_link, default_title, one_line, paper_link, paper_sort_key
 
@@ -54,7 +55,8 @@ _TEMPLATES = TEMPLATES / "site"
 _VENDOR = _HERE / "vendor"
 #: Static files copied to ``DIR/assets/``: (source, name in assets).
 _ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site.js"),
-           (_TEMPLATES / "bookmarks.js", "bookmarks.js"), (_VENDOR / "minisearch.min.js", "minisearch.min.js"),
+           (_TEMPLATES / "bookmarks.js", "bookmarks.js"), (_TEMPLATES / "copy.js", "copy.js"),
+           (_VENDOR / "minisearch.min.js", "minisearch.min.js"),
            (_VENDOR / "minisearch.LICENSE.txt", "minisearch.LICENSE.txt"))
 #: Thresholds of the site's "at least" facets (as the web app's): the finite lower bounds of
 #: :data:`paperatlas.facets.RATING_BUCKETS` and those above 0 of :data:`paperatlas.facets.CITATION_BUCKETS`, and ours
@@ -62,6 +64,10 @@ _ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site
 FACET_STEPS = {"rating": [lo for lo, _ in RATING_BUCKETS if math.isfinite(lo)],
                "citations": [lo for lo, _ in CITATION_BUCKETS if lo > 0],
                "confidence": [4.0, 3.0], "spread": [0.5, 1.0]}
+#: The site's navigation, on every page (relative to the site root; pages below it prefix ``../``).
+SITE_NAV = [("Search", "index.html"), ("All papers", "index.html?sort=title"), ("Topics", "topics.html"),
+            ("Map", "map.html"), ("Bookmarks", "index.html#bookmarks")]
+ENV.globals["site_nav"] = SITE_NAV
 _ASSET_RE = re.compile(r"""<(?:script\b[^>]*\bsrc|link\b[^>]*\bhref)\s*=\s*["']([^"']+)["']""", re.I)
 
 
@@ -77,17 +83,6 @@ def _slugs(papers: list[Paper]) -> dict[str, str]:
             slug = f"{base}-{n}"
         used.add(slug.lower())
         out[p.id] = slug
-    return out
-
-
-def _links(p: Paper) -> list[dict[str, str]]:
-    seen: set[str] = set()
-    out = []
-    for link in p.links:
-        url = safe_url(link.url)
-        if url and url not in seen:
-            seen.add(url)
-            out.append({"url": url, "label": link.kind or "link"})
     return out
 
 
@@ -110,6 +105,15 @@ def first_load_bytes(out_dir: str | Path) -> int:
         if "://" not in ref and not ref.startswith(("//", "data:")):  # a data: URI is inside index.html already
             total += (root / ref.split("?")[0].split("#")[0]).stat().st_size
     return total
+
+
+def _row_links(p: Paper) -> dict[str, Any]:
+    """A result row's links out: ``{"out": [[label, url], ...]}`` (forum/PDF/arXiv/DOI/paper links, at most 3).
+
+    Nothing when it has none: ``site.js`` then links title searches on arXiv and Semantic Scholar.
+    """
+    real = [[o.label, o.url] for o in out_links(p) if o.kind in ("forum", "pdf", "arxiv", "doi", "paper")][:3]
+    return {"out": real} if real else {}
 
 
 def _facet_fields(p: Paper) -> dict[str, Any]:
@@ -142,7 +146,8 @@ def _site_data(papers: list[Paper], by_id: dict[int, Topic], slugs: dict[str, st
                      "authors": ", ".join(p.authors), "keyphrases": "; ".join(p.keyphrases),
                      "tldr": one_line(p.tldr), "status": one_line(p.status), "year": p.year,
                      "area": area.id if area else None,
-                     "topic": p.topic_id if p.topic_id in by_id else None, **_facet_fields(p)})
+                     "topic": p.topic_id if p.topic_id in by_id else None, **_facet_fields(p),
+                     **_row_links(p)})
     statuses = sorted({r["status"] for r in rows if r["status"]}, key=lambda s: (status_rank(s), s))
     used_areas = {r["area"] for r in rows if r["area"] is not None}
     areas = sorted((by_id[a] for a in used_areas), key=lambda t: (-t.size, t.id))
@@ -194,6 +199,7 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
             members.setdefault(t.id, []).append(p)
             t = by_id.get(t.parent_id) if t.parent_id is not None and t.parent_id != t.id else None
 
+    index = author_index(papers)
     page = ENV.get_template("site/paper.html")
     for p in papers:
         topic = by_id.get(p.topic_id) if p.topic_id is not None else None
@@ -203,7 +209,8 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
             title=title, root="../", p=p, paper_title=one_line(p.title), status=one_line(p.status),
             venue=one_line(p.venue), year=p.year, tldr=one_line(p.tldr), abstract=[
                 one_line(x) for x in (p.abstract or "").split("\n\n") if x.strip()],
-            links=_links(p), main_url=paper_link(p), code_url=code_link(p), f=facets_of(p),
+            links=out_links(p), main_url=paper_link(p), code_url=code_link(p), f=facets_of(p),
+            bibtex=bibtex_entry(p), author_keys=index.keys_of(p),
             ratings=_ratings(p),
             topic=topic_ref(topic), area=topic_ref(area), related=rel))
 
@@ -223,7 +230,26 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
             subs=[{"id": s.id, "label": s.label, "n": len(members.get(s.id, []))} for s in subs],
             parent=topic_ref(parent), groups=groups, n=len(ps)))
 
-    _write(out / "map.html", map_html.render(papers, topics, related, title=f"{title} — map"))
+    authors = author_index(papers)
+    (out / "author").mkdir()
+    page = ENV.get_template("site/author.html")
+    for key, a in authors.entries.items():
+        co = authors.coauthors(key)
+        _write(out / "author" / f"{key}.html", page.render(
+            title=title, root="../", name=a.name, papers=[paper_ref(p) for p in a.papers],
+            coauthors=[{"key": c.key, "name": c.name, "n": n} for c, n in co],
+            spellings=[x for x in a.spellings if x != a.name]))
+    areas = sorted((t for t in topics if t.parent_id is None or t.parent_id == t.id), key=lambda t: (-t.size, t.id))
+    _write(out / "topics.html", ENV.get_template("site/topics.html").render(
+        title=title, root="", areas=[{"id": a.id, "label": a.label, "n": len(members.get(a.id, [])),
+                                      "keyphrases": a.keyphrases[:6],
+                                      "subs": [{"id": t.id, "label": t.label, "n": len(members.get(t.id, [])),
+                                                "keyphrases": t.keyphrases[:5]}
+                                               for t in sorted((t for t in topics if t.parent_id == a.id
+                                                                and t.id != a.id), key=lambda t: (-t.size, t.id))]}
+                                     for a in areas]))
+    _write(out / "map.html", map_html.render(papers, topics, related, title=f"{title} — map", nav=SITE_NAV,
+                                             paper_href="paper/__ID__.html", topic_href="topic/__ID__.html"))
 
 
 def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topic],

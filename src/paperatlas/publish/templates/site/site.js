@@ -1,13 +1,14 @@
 /* Search page: MiniSearch over window.ATLAS.papers; status / topic / year filters; facets with counts over the
- * current results (each value a filter); sort keys; the results list; a Bookmarks view.
+ * current results (each value a filter); sort keys (relevance, title, status, topic, rating, citations, year); the
+ * results in pages of 100 (or all), with true counts; a query no paper matches says so; a Bookmarks view.
  * The filters and the sort order are kept in the page's URL (index.html?q=..&institution=Google&min_rating=6&sort=rating),
  * so a filtered list can be bookmarked or shared. A paper without a value (no review scores, no citation count) is
  * counted in no facet value and sorts last. Every text from the data is put in the DOM with textContent. */
 (function () {
   "use strict";
-  var A = window.ATLAS, LIMIT = 200, TOP = 8, MAX_VALUES = 40;
+  var A = window.ATLAS, PAGE = 100, TOP = 8, MAX_VALUES = 40;
   var STEPS = A.steps || { rating: [], citations: [], confidence: [], spread: [] };
-  var SORTS = ["relevance", "rating", "citations", "year"];
+  var SORTS = ["relevance", "title", "status", "topic", "rating", "citations", "year"];
   // the facet filters beside the three selects: URL parameter -> value ("" = off)
   var PARAMS = ["institution", "decision", "min_rating", "max_spread", "min_confidence", "min_citations", "has_code"];
   var CHIP = { institution: "institution: ", decision: "decision: ", min_rating: "rating \u2265 ",
@@ -26,7 +27,7 @@
   var bmButton = $("show-bookmarks"), results = $("results"), count = $("count");
   var facets = $("facets"), chips = $("chips"), sortbar = $("sortbar");
   var showBookmarks = location.hash === "#bookmarks";
-  var state = { sort: "relevance" };
+  var state = { sort: "relevance", page: 1, all: false };
   PARAMS.forEach(function (k) { state[k] = ""; });
 
   function addOptions(select, items) {
@@ -66,10 +67,13 @@
     setSelect(fStatus, u.get("status")); setSelect(fArea, u.get("area")); setSelect(fYear, u.get("year"));
     PARAMS.forEach(function (k) { state[k] = (u.get(k) || "").trim(); });
     state.sort = SORTS.indexOf(u.get("sort")) >= 0 ? u.get("sort") : "relevance";
+    state.page = Math.max(1, parseInt(u.get("page"), 10) || 1);
+    state.all = u.get("show") === "all";
   }
   function query(change) {  // "?..." for the current state with change ({param: value, "" = off}) applied
     var cur = { q: q.value.trim(), status: fStatus.value, area: fArea.value, year: fYear.value,
-      sort: state.sort === "relevance" ? "" : state.sort };
+      sort: state.sort === "relevance" ? "" : state.sort, page: state.page > 1 ? String(state.page) : "",
+      show: state.all ? "all" : "" };
     PARAMS.forEach(function (k) { cur[k] = state[k]; });
     Object.keys(change || {}).forEach(function (k) { cur[k] = change[k]; });
     var u = new URLSearchParams();
@@ -98,9 +102,22 @@
     var rb = b.status in STATUS_RANK ? STATUS_RANK[b.status] : 3;
     return ra - rb || a.title.localeCompare(b.title);
   }
+  function topicOf(p) {
+    return p.topic !== null && p.topic !== undefined ? A.topics[p.topic] || "" : (p.area !== null ? A.topics[p.area] || "" : "");
+  }
   function sorted(list) {  // highest first; papers without the value last, in the order they had
     var key = state.sort;
     if (key === "relevance") { return list; }
+    if (key === "title") {
+      return list.slice().sort(function (a, b) { return a.title.localeCompare(b.title, "en", { sensitivity: "base" }); });
+    }
+    if (key === "status") { return list.slice().sort(byStatusTitle); }
+    if (key === "topic") {
+      return list.slice().sort(function (a, b) {
+        var ta = topicOf(a), tb = topicOf(b);
+        return (ta ? 0 : 1) - (tb ? 0 : 1) || ta.localeCompare(tb) || a.title.localeCompare(b.title);
+      });
+    }
     var have = [], missing = [];
     list.forEach(function (p, i) { (has(p, key) ? have : missing).push([p, i]); });
     have.sort(function (a, b) { return b[0][key] - a[0][key] || a[1] - b[1]; });
@@ -261,7 +278,38 @@
     var line = facetLine(p);
     if (line) { li.appendChild(line); }
     if (p.tldr) { li.appendChild(el("div", "tldr", p.tldr)); }
+    li.appendChild(outLinks(p));
     return li;
+  }
+  function outLinks(p) {  // its forum/PDF/arXiv/DOI links, else title searches on arXiv and Semantic Scholar
+    var d = el("div", "outlinks"), t = encodeURIComponent(p.title).replace(/%20/g, "+");
+    var links = p.out || [["Search arXiv", "https://arxiv.org/search/?query=" + t + "&searchtype=title"],
+      ["Search Semantic Scholar", "https://www.semanticscholar.org/search?q=" + t]];
+    links.forEach(function (l, i) {
+      if (i) { d.appendChild(document.createTextNode(" \u00b7 ")); }
+      var a = el("a", p.out ? "out" : "out search", l[0]);
+      a.href = l[1]; a.rel = "noopener";
+      d.appendChild(a);
+    });
+    return d;
+  }
+  function renderPager(total) {
+    var nav = $("pager"), last = Math.max(1, Math.ceil(total / PAGE));
+    nav.textContent = "";
+    if (state.all || last === 1) { return; }
+    var shown = [1, last], i;
+    for (i = Math.max(1, state.page - 2); i <= Math.min(last, state.page + 2); i++) { shown.push(i); }
+    shown = shown.filter(function (x, j) { return shown.indexOf(x) === j; }).sort(function (a, b) { return a - b; });
+    shown.forEach(function (n, j) {
+      if (j && n - shown[j - 1] > 1) { nav.appendChild(el("span", "gap", "\u2026")); }
+      var a = el(n === state.page ? "span" : "a", "page" + (n === state.page ? " on" : ""), String(n));
+      if (n !== state.page) { a.href = "index.html" + query({ page: n > 1 ? String(n) : "" }); a.setAttribute("data-page", n); }
+      nav.appendChild(a);
+    });
+    var all = el("a", "showall", "Show all " + fmtInt(total));
+    all.href = "index.html" + query({ page: "", show: "all" });
+    all.setAttribute("data-page", "all");
+    nav.appendChild(all);
   }
 
   function update() {
@@ -281,16 +329,41 @@
     renderFacets(list);
     renderChips();
     paintSort(text);
+    var honest = $("honest");
+    honest.textContent = "";
+    honest.hidden = true;
+    if (text && !showBookmarks && !list.length) {  // say so, never fill the page with something else
+      var unfiltered = index.search(text).length;
+      honest.textContent = unfiltered
+        ? "No paper matching the filters mentions \u201c" + text + "\u201d (" + unfiltered + " paper" +
+          (unfiltered === 1 ? "" : "s") + " without the filters)."
+        : "No paper mentions \u201c" + text + "\u201d.";
+      honest.hidden = false;
+    }
+    var last = Math.max(1, Math.ceil(list.length / PAGE));
+    if (state.page > last) { state.page = last; }
+    var from = state.all ? 0 : (state.page - 1) * PAGE, to = state.all ? list.length : from + PAGE;
     results.textContent = "";
-    list.slice(0, LIMIT).forEach(function (p) { results.appendChild(item(p)); });
+    results.start = from + 1;
+    list.slice(from, to).forEach(function (p) { results.appendChild(item(p)); });
     window.Bookmarks.paintAll(results);
     var what = showBookmarks ? " bookmarked" : "";
-    count.textContent = list.length + what + " paper" + (list.length === 1 ? "" : "s") +
-      (list.length > LIMIT ? " (showing the first " + LIMIT + ")" : "");
+    count.textContent = fmtInt(list.length) + what + " paper" + (list.length === 1 ? "" : "s") +
+      (list.length > to - from || from ? " (showing " + (from + 1) + "\u2013" + Math.min(to, list.length) + ")" : "");
+    renderPager(list.length);
     bmButton.setAttribute("aria-pressed", showBookmarks ? "true" : "false");
     $("n-bookmarks").textContent = window.Bookmarks.load().length;
   }
-  function changed() { update(); writeURL(); }
+  function changed() { state.page = 1; state.all = false; update(); writeURL(); }
+  $("pager").addEventListener("click", function (ev) {
+    var a = ev.target.closest && ev.target.closest("a[data-page]");
+    if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey || ev.button) { return; }
+    ev.preventDefault();
+    var n = a.getAttribute("data-page");
+    if (n === "all") { state.all = true; } else { state.page = parseInt(n, 10); state.all = false; }
+    update(); writeURL();
+    window.scrollTo(0, 0);
+  });
 
   function onFilterLink(ev) {  // a facet value or a chip: apply it here (a modified click opens its URL instead)
     var a = ev.target.closest && ev.target.closest("a[data-param]");
