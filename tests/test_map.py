@@ -89,7 +89,7 @@ def map_page(server, browser):
 # --- helpers ------------------------------------------------------------------------------------------------
 
 JS_POINTS = """(sel) => { const gd = document.querySelector(sel).atlasMap.gd;
-  return gd.data.filter(t => t.name !== 'matches').reduce((n, t) => n + t.x.length, 0); }"""
+  return gd.data.filter(t => t.name !== 'matches' && !String(t.name).startsWith('region:')).reduce((n, t) => n + t.x.length, 0); }"""
 JS_LABELS = """(sel) => (document.querySelector(sel).atlasMap.gd.layout.annotations || []).map(a => a.name)"""
 JS_TO_PIXELS = """([sel, x, y]) => { const gd = document.querySelector(sel).atlasMap.gd, fl = gd._fullLayout;
   const r = gd.getBoundingClientRect();
@@ -223,11 +223,12 @@ def test_map_api_and_plotly_are_served_locally_and_follow_edits(copy_atlas):
 def test_map_page_draws_every_paper_with_webgl_and_hover_shows_tldr(map_page, atlas):
     page, outside = map_page
     assert page.evaluate(JS_POINTS, "#atlasmap") == 60
-    types = page.evaluate("() => document.getElementById('atlasmap').atlasMap.gd._fullData.map(t => t.type)")
-    assert set(types) == {"scattergl"}
+    types = page.evaluate("""() => document.getElementById('atlasmap').atlasMap.gd._fullData
+        .filter(t => !String(t.name).startsWith('region:')).map(t => t.type)""")
+    assert set(types) == {"scattergl"}  # the points are WebGL; the area outlines under them are SVG
     # every hover text is the paper's title and TL;DR (wrapped in lines of ~80 characters)
     hover = page.evaluate("""() => document.getElementById('atlasmap').atlasMap.gd.data
-        .filter(t => t.name !== 'matches').flatMap(t => t.hovertext)""")
+        .filter(t => t.name !== 'matches' && !String(t.name).startsWith('region:')).flatMap(t => t.hovertext)""")
     assert len(hover) == 60
     lines = [line for h in hover for line in re.sub(r"</?[bi]>", "", h).split("<br>")]
     assert max(len(html.unescape(line)) for line in lines) <= 100
@@ -266,7 +267,7 @@ def test_search_box_highlights_matching_papers_and_counts_them(map_page, atlas):
         assert page.inner_text(".atlasmap-count") == f"{expected} of 60 papers match"
         state = page.evaluate("""() => { const gd = document.getElementById('atlasmap').atlasMap.gd;
             return {hl: gd.data.find(t => t.name === 'matches').x.length,
-                    dim: gd.data.filter(t => t.name !== 'matches').map(t => t.marker.opacity)}; }""")
+                    dim: gd.data.filter(t => t.name !== 'matches' && !String(t.name).startsWith('region:')).map(t => t.marker.opacity)}; }""")
         assert state["hl"] == expected  # matches drawn large on top ...
         assert max(state["dim"]) < 0.3  # ... and every other paper dimmed
     page.fill(".atlasmap-search", "")

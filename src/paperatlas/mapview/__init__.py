@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..facets import facets_of
 from ..model import Paper, Topic
 
 #: Package folder holding ``atlasmap.js`` and ``atlasmap.css``.
@@ -75,7 +76,10 @@ def map_payload(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Top
     Per paper: ``ids`` (str), ``x``/``y`` (map coordinates, unitless, rounded to 4 decimals), ``area`` (index into
     ``areas``, -1 for no topic), ``topic`` (index into ``topics``, -1 when the paper's topic is not a sub-topic),
     ``title``, ``tldr``, ``keyphrases`` (joined with ``"; "``), ``authors`` (joined with ``", "``), ``status``,
-    ``url`` (the paper's http(s) ``paper_url`` or ``""``), ``low`` (1 when ``low_confidence``, else 0).
+    ``url`` (the paper's http(s) ``paper_url`` or ``""``), ``low`` (1 when ``low_confidence``, else 0), ``year``
+    (int or None), ``rating`` (mean review rating, :func:`paperatlas.facets.facets_of`, or None).
+
+    ``regions``: each area's outline (:func:`area_regions`), drawn under the points so areas read as regions.
 
     ``areas``: one ``{"id", "label", "size", "x", "y", "color"}`` per area (level-0 topics, or every topic when the
     atlas has no hierarchy), largest first; ``topics``: one ``{"id", "label", "size", "x", "y", "area"}`` per
@@ -103,7 +107,7 @@ def map_payload(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Top
     sub_idx = {t.id: i for i, t in enumerate(subs)}
 
     cols: dict[str, list] = {k: [] for k in ("ids", "x", "y", "area", "topic", "title", "tldr", "keyphrases",
-                                              "authors", "status", "url", "low")}
+                                              "authors", "status", "url", "low", "year", "rating")}
     n_unmapped = 0
     for p in papers:
         for v in (p.x, p.y):
@@ -126,6 +130,9 @@ def map_payload(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Top
         cols["status"].append(p.status)
         cols["url"].append(url if url.startswith(_SAFE_URL_PREFIXES) else "")
         cols["low"].append(1 if p.low_confidence else 0)
+        cols["year"].append(int(p.year) if p.year else None)
+        rating = facets_of(p).rating_mean
+        cols["rating"].append(round(rating, 2) if rating is not None else None)
 
     def anchor(t: Topic) -> dict[str, Any]:
         return {"id": t.id, "label": t.label, "size": t.size,
@@ -136,9 +143,50 @@ def map_payload(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Top
         **cols,
         "areas": [{**anchor(a), "color": topic_color(a.id)} for a in areas],
         "topics": [{**anchor(t), "area": area_idx.get(_area_of(by_id, t.id).id, -1)} for t in subs],
+        "regions": area_regions(cols["x"], cols["y"], cols["area"], len(areas)),
         "n_unmapped": n_unmapped,
         "zoom_subtopics": ZOOM_SUBTOPICS,
     }
+
+
+#: an area's region is the convex hull of this share of its papers, those nearest its median point (the outliers an
+#: area always has would otherwise stretch its region over its neighbours)
+REGION_CORE = 0.6
+
+
+def area_regions(xs: list[float], ys: list[float], area: list[int], n_areas: int) -> list[dict[str, Any]]:
+    """One outline per area: the convex hull (scipy.spatial.ConvexHull, Qhull) of its core papers.
+
+    Args:
+        xs: the papers' map x coordinates.
+        ys: their y coordinates.
+        area: their area index (-1: none).
+        n_areas: the number of areas.
+
+    Returns:
+        ``[{"area": index, "x": [...], "y": [...]}]``: closed polygons (first point repeated last), coordinates
+        rounded to 4 decimals; areas with fewer than 4 papers have none.
+    """
+    import numpy as np
+    from scipy.spatial import ConvexHull, QhullError
+
+    pts = np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)]) if xs else np.zeros((0, 2))
+    labels = np.asarray(area, dtype=int)
+    out: list[dict[str, Any]] = []
+    for a in range(n_areas):
+        p = pts[labels == a]
+        if len(p) < 4:
+            continue
+        dist = np.linalg.norm(p - np.median(p, axis=0), axis=1)
+        core = p[np.argsort(dist)[:max(4, math.ceil(REGION_CORE * len(p)))]]
+        try:
+            hull = ConvexHull(core)
+        except QhullError:  # all on a line
+            continue
+        ring = core[list(hull.vertices) + [hull.vertices[0]]]
+        out.append({"area": a, "x": [round(float(v), 4) for v in ring[:, 0]],
+                    "y": [round(float(v), 4) for v in ring[:, 1]]})
+    return out
 
 
 def htmlsafe_json(obj: Any) -> str:

@@ -9,9 +9,17 @@
  *     options.paperHref  a URL with __ID__ for a paper's page: clicks and the selection list go there; without it
  *                        a paper opens its own `url` (if any) in a new tab;
  *     options.topicHref  a URL with __ID__ for a topic's page: clicking a map label goes there (optional);
- *     options.compact    a smaller map without the legend.
+ *     options.compact    a smaller map without the legend;
+ *     options.markHref   (web app) a URL with __ID__ to POST reading-list actions to, with options.csrfToken:
+ *                        the selection can then be saved as a named reading list (else only downloaded as CSV).
  *
- * The controller: {gd, data, search(query) -> Promise, setDragmode(mode), clearSelection(), updateLabels()}.
+ * Areas are drawn as regions (their outlines, under the points); labels are whole, wrapped and kept inside the
+ * plot; zoomed in, points take their sub-topic's shade of the area colour. "Colour by" switches between area,
+ * year, status and mean review rating. A box or lasso selection lists its papers and their top keyphrases, and can
+ * be saved as a reading list or downloaded.
+ *
+ * The controller: {gd, data, search(query) -> Promise, setDragmode(mode), clearSelection(), updateLabels(),
+ * colorBy(mode) -> Promise, select(indices)}.
  * The container records its state for scripts and tests: data-ready="1" after the first render (and
  * data-render-ms, milliseconds since navigation start), data-label-level ("area" or "topic"), data-matches (the
  * number of papers the search highlights, "" without a query) and data-selected (number of papers selected).
@@ -20,7 +28,9 @@
   'use strict';
 
   var WRAP_CHARS = 80;        // hover text is broken into lines of about this many characters
-  var LABEL_CHARS = 38;       // longer labels are cut with an ellipsis
+  var LABEL_LINE = 18;        // map labels are wrapped into lines of about this many characters (never cut)
+  var TOP_KEYPHRASES = 8;     // the selection panel names this many of its papers' most frequent keyphrases
+  var STATUS_COLORS = {Oral: '#d9480f', Spotlight: '#f59f00', Poster: '#1c7ed6'};
   var MAX_LISTED = 500;       // the selection panel lists at most this many papers (the count is always exact)
   var STATUS_ORDER = {Oral: 0, Spotlight: 1, Poster: 2};
 
@@ -41,7 +51,16 @@
     return lines.map(esc).join('<br>');
   }
 
-  function cut(s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + '\u2026' : s; }
+  /* #rrggbb mixed with white by t (0..1). */
+  function tint(hex, t) {
+    var c = parseInt(hex.slice(1), 16), r = c >> 16, g = (c >> 8) & 255, b = c & 255;
+    var f = function (v) { return Math.round(v + (255 - v) * t); };
+    return 'rgb(' + f(r) + ',' + f(g) + ',' + f(b) + ')';
+  }
+  function rgba(hex, a) {
+    var c = parseInt(hex.slice(1), 16);
+    return 'rgba(' + (c >> 16) + ',' + ((c >> 8) & 255) + ',' + (c & 255) + ',' + a + ')';
+  }
 
   function node(tag, cls, text) {
     var e = document.createElement(tag);
@@ -85,7 +104,9 @@
       modes.appendChild(b);
       buttons[m[0]] = b;
     });
-    bar.appendChild(input); bar.appendChild(count); bar.appendChild(modes);
+    var colorSel = node('select', 'atlasmap-colorby');
+    colorSel.setAttribute('aria-label', 'Colour the points by');
+    bar.appendChild(input); bar.appendChild(count); bar.appendChild(colorSel); bar.appendChild(modes);
     var body = node('div', 'atlasmap-body');
     var plot = node('div', 'atlasmap-plot', 'Loading the map\u2026');
     var panel = node('aside', 'atlasmap-panel');
@@ -95,11 +116,24 @@
     clear.type = 'button';
     clear.hidden = true;
     head.appendChild(selcount); head.appendChild(clear);
+    var kps = node('p', 'atlasmap-kps');
+    var acts = node('div', 'atlasmap-acts');
+    var listName = node('input', 'atlasmap-listname');
+    listName.value = 'map selection';
+    listName.setAttribute('aria-label', 'Reading list name');
+    var save = node('button', 'atlasmap-save', 'Save as reading list');
+    save.type = 'button';
+    var csv = node('button', 'atlasmap-csv', 'Download CSV');
+    csv.type = 'button';
+    var saved = node('span', 'atlasmap-saved');
+    acts.appendChild(listName); acts.appendChild(save); acts.appendChild(csv); acts.appendChild(saved);
     var list = node('ol', 'atlasmap-sel');
-    panel.appendChild(head); panel.appendChild(list);
+    panel.appendChild(head); panel.appendChild(kps); panel.appendChild(acts); panel.appendChild(list);
+    panel.hidden = true;
     body.appendChild(plot); body.appendChild(panel);
     container.appendChild(bar); container.appendChild(body);
-    return {input: input, count: count, buttons: buttons, plot: plot, selcount: selcount, clear: clear, list: list};
+    return {input: input, count: count, buttons: buttons, plot: plot, selcount: selcount, clear: clear, list: list,
+            panel: panel, kps: kps, listName: listName, save: save, csv: csv, saved: saved, colorSel: colorSel};
   }
 
   function mount(container, options) {
@@ -136,40 +170,102 @@
     }
     var hover = new Array(n);
     for (var i = 0; i < n; i++) hover[i] = hoverOf(i);
-    function colorOf(i) { return d.area[i] >= 0 ? d.areas[d.area[i]].color : '#999999'; }
-
-    // one trace per area (so the legend lists and toggles areas), then one overlay trace for search matches
-    var groups = {};
-    for (i = 0; i < n; i++) (groups[d.area[i]] = groups[d.area[i]] || []).push(i);
-    var order = [];
-    d.areas.forEach(function (_a, k) { if (groups[k]) order.push(k); });
-    if (groups[-1]) order.push(-1);
-    var members = order.map(function (a) { return groups[a]; });   // trace number -> global paper indices
-    var traceArea = order.slice();                                 // trace number -> area index (-1: no topic)
-    var traces = order.map(function (a) {
-      var idx = groups[a];
-      return {
-        type: glType, mode: 'markers',
-        name: a >= 0 ? cut(d.areas[a].label, LABEL_CHARS) + ' (' + idx.length + ')' : 'No topic (' + idx.length + ')',
-        x: idx.map(function (j) { return d.x[j]; }), y: idx.map(function (j) { return d.y[j]; }),
-        hovertext: idx.map(function (j) { return hover[j]; }), hovertemplate: '%{hovertext}<extra></extra>',
-        marker: {color: a >= 0 ? d.areas[a].color : '#999999', opacity: 0.8,
-                 size: idx.map(function (j) { return d.low[j] ? 4 : 6; })}
-      };
+    function areaColor(i) { return d.area[i] >= 0 ? d.areas[d.area[i]].color : '#999999'; }
+    // zoomed in, a point takes its sub-topic's shade of its area's colour (sub-topics of one area alternate)
+    var shadeOfTopic = {}, seenInArea = {};
+    d.topics.forEach(function (t, k) {
+      var n0 = seenInArea[t.area] = (seenInArea[t.area] || 0) + 1;
+      shadeOfTopic[k] = [0, 0.45, 0.25, 0.6, 0.12, 0.35][(n0 - 1) % 6];
     });
-    var overlay = traces.length;
-    members.push([]);
-    traceArea.push(null);
-    traces.push({type: glType, mode: 'markers', name: 'matches', showlegend: false, x: [], y: [], hovertext: [],
-                 hovertemplate: '%{hovertext}<extra></extra>',
-                 marker: {size: 10, color: [], opacity: 1, line: {color: '#111111', width: 1.2}}});
+    function topicColor(i) {
+      var base = areaColor(i);
+      return d.topic[i] >= 0 && base.charAt(0) === '#' ? tint(base, shadeOfTopic[d.topic[i]] || 0) : base;
+    }
+    var modeNow = 'area', levelNow = 'area';
+    function colorOf(i) {
+      if (modeNow === 'status') return STATUS_COLORS[d.status[i]] || '#999999';
+      return levelNow === 'topic' ? topicColor(i) : areaColor(i);
+    }
+
+    var members = [], traceArea = [], overlay = 0;
+    function numeric(field) { return (d[field] || []).some(function (v) { return v != null; }); }
+    var modesAvailable = [['area', 'Colour: area']];
+    if (numeric('year') && new Set(d.year.filter(function (v) { return v != null; })).size > 1) modesAvailable.push(['year', 'Colour: year']);
+    if (d.status.some(function (v) { return v; })) modesAvailable.push(['status', 'Colour: status']);
+    if (numeric('rating')) modesAvailable.push(['rating', 'Colour: rating']);
+    modesAvailable.forEach(function (m) { var o = node('option', null, m[1]); o.value = m[0]; ui.colorSel.appendChild(o); });
+    ui.colorSel.hidden = modesAvailable.length < 2;
+
+    /* The traces for a colour mode: area regions (under the points), the points, and the search overlay last. */
+    function buildTraces(mode) {
+      var traces = [];
+      members = []; traceArea = [];
+      (d.regions || []).forEach(function (r) {
+        var a = d.areas[r.area];
+        traces.push({type: 'scatter', mode: 'lines', x: r.x, y: r.y, fill: 'toself', hoverinfo: 'skip',
+                     name: 'region:' + a.id, legendgroup: 'area' + r.area, showlegend: false,
+                     line: {color: rgba(a.color, mode === 'area' ? 0.55 : 0.3), width: 1, shape: 'spline'},
+                     fillcolor: rgba(a.color, mode === 'area' ? 0.09 : 0.04)});
+        members.push([]); traceArea.push(null);
+      });
+      function points(idx, extra) {
+        return Object.assign({type: glType, mode: 'markers',
+          x: idx.map(function (j) { return d.x[j]; }), y: idx.map(function (j) { return d.y[j]; }),
+          hovertext: idx.map(function (j) { return hover[j]; }), hovertemplate: '%{hovertext}<extra></extra>'}, extra);
+      }
+      var groups = {}, i2;
+      if (mode === 'area') {
+        for (i2 = 0; i2 < n; i2++) (groups[d.area[i2]] = groups[d.area[i2]] || []).push(i2);
+        var order = [];
+        d.areas.forEach(function (_a, k) { if (groups[k]) order.push(k); });
+        if (groups[-1]) order.push(-1);
+        order.forEach(function (a) {
+          var idx = groups[a];
+          traces.push(points(idx, {
+            name: a >= 0 ? d.areas[a].label + ' (' + idx.length + ')' : 'No topic (' + idx.length + ')',
+            legendgroup: 'area' + a,
+            marker: {color: idx.map(colorOf), opacity: 0.85, size: idx.map(function (j) { return d.low[j] ? 4 : 6; })}}));
+          members.push(idx); traceArea.push(a);
+        });
+      } else if (mode === 'status') {
+        for (i2 = 0; i2 < n; i2++) { var st = STATUS_COLORS[d.status[i2]] ? d.status[i2] : 'Other'; (groups[st] = groups[st] || []).push(i2); }
+        ['Oral', 'Spotlight', 'Poster', 'Other'].forEach(function (st) {
+          if (!groups[st]) return;
+          var idx = groups[st];
+          traces.push(points(idx, {name: st + ' (' + idx.length + ')',
+            marker: {color: STATUS_COLORS[st] || '#aaaaaa', opacity: 0.85, size: st === 'Poster' || st === 'Other' ? 5 : 8}}));
+          members.push(idx); traceArea.push(-2);
+        });
+      } else {  // year or rating: one colour scale with its colour bar; papers without a value in grey
+        var have = [], none = [];
+        for (i2 = 0; i2 < n; i2++) (d[mode][i2] != null ? have : none).push(i2);
+        if (none.length) {
+          traces.push(points(none, {name: 'no ' + mode + ' (' + none.length + ')', marker: {color: '#c8c8c8', size: 4, opacity: 0.6}}));
+          members.push(none); traceArea.push(-2);
+        }
+        traces.push(points(have, {name: mode + ' (' + have.length + ')', showlegend: false,
+          marker: {color: have.map(function (j) { return d[mode][j]; }), size: 6, opacity: 0.9,
+                   colorscale: mode === 'year' ? 'Viridis' : 'RdYlBu', reversescale: mode === 'rating',
+                   colorbar: {title: {text: mode === 'year' ? 'Year' : 'Mean rating'}, thickness: 12, len: 0.6}}}));
+        members.push(have); traceArea.push(-2);
+      }
+      overlay = traces.length;
+      members.push([]); traceArea.push(null);
+      traces.push({type: glType, mode: 'markers', name: 'matches', showlegend: false, x: [], y: [], hovertext: [],
+                   hovertemplate: '%{hovertext}<extra></extra>',
+                   marker: {size: 10, color: [], opacity: 1, line: {color: '#111111', width: 1.2}}});
+      return traces;
+    }
+    var traces = buildTraces('area');
 
     var layout = {
       margin: {l: 6, r: 6, t: 6, b: 6}, autosize: true,
       xaxis: {visible: false}, yaxis: {visible: false},
       dragmode: 'zoom', hovermode: 'closest', clickmode: 'event',
-      showlegend: !options.compact && order.length > 1,
-      legend: {itemsizing: 'constant', font: {size: 11}, title: {text: 'Areas'}, bgcolor: 'rgba(255,255,255,0.85)'},
+      showlegend: !options.compact && d.areas.length > 1,
+      // the legend sits under the plot, never on it
+      legend: {itemsizing: 'constant', font: {size: 11}, orientation: 'h', x: 0, xanchor: 'left', y: -0.01,
+               yanchor: 'top', bgcolor: 'rgba(255,255,255,0)'},
       hoverlabel: {align: 'left', bgcolor: '#ffffff', bordercolor: '#888888', font: {size: 12, color: '#111111'}},
       plot_bgcolor: '#ffffff', paper_bgcolor: '#ffffff', annotations: []
     };
@@ -205,10 +301,13 @@
         if (c.x == null || c.y == null || c.x < x0 || c.x > x1 || c.y < y0 || c.y > y1) return;
         var areaIdx = level === 'topic' ? c.area : k;
         if (hidden[areaIdx]) return;
-        var text = cut(c.label, LABEL_CHARS);
         var fs = level === 'area' ? 13 : 11;
-        var px = (c.x - x0) / (x1 - x0) * w, py = (y1 - c.y) / (y1 - y0) * h;
-        var bw = text.length * fs * 0.58 + 10, bh = fs + 8;
+        var lines = wrap(c.label, LABEL_LINE).split('<br>');
+        var longest = Math.max.apply(null, lines.map(function (l) { return l.replace(/&[a-z]+;/g, '_').length; }));
+        var bw = longest * fs * 0.6 + 12, bh = lines.length * (fs + 3) + 8;
+        // keep the whole label inside the plot: move its anchor in from the edges
+        var px = Math.min(Math.max((c.x - x0) / (x1 - x0) * w, bw / 2 + 4), w - bw / 2 - 4);
+        var py = Math.min(Math.max((y1 - c.y) / (y1 - y0) * h, bh / 2 + 4), h - bh / 2 - 4);
         var box = [px - bw / 2, py - bh / 2, px + bw / 2, py + bh / 2];
         for (var b = 0; b < boxes.length; b++) {
           var o = boxes[b];
@@ -216,17 +315,28 @@
         }
         boxes.push(box);
         var area = areaIdx >= 0 ? d.areas[areaIdx] : null;
-        anns.push({x: c.x, y: c.y, xref: 'x', yref: 'y', showarrow: false, text: (level === 'area' ? '<b>' + esc(text) + '</b>' : esc(text)),
+        var text = lines.join('<br>');
+        anns.push({x: x0 + px / w * (x1 - x0), y: y1 - py / h * (y1 - y0), xref: 'x', yref: 'y', showarrow: false,
+                   text: level === 'area' ? '<b>' + text + '</b>' : text,
                    hovertext: esc(c.label + ' \u00b7 ' + c.size + ' papers'),
-                   font: {size: fs, color: '#111111'}, bgcolor: 'rgba(255,255,255,0.82)',
+                   font: {size: fs, color: '#111111'}, bgcolor: 'rgba(255,255,255,0.85)',
                    bordercolor: area ? area.color : '#999999', borderwidth: level === 'area' ? 1.5 : 1, borderpad: 2,
                    name: level + ':' + c.id, captureevents: !!options.topicHref});
       });
       var key = level + '|' + anns.map(function (a) { return a.name; }).join(',');
-      container.dataset.labelLevel = level;
-      if (key === state.labelKey) return Promise.resolve();
+      var after = function () { container.dataset.labelLevel = level; };  // once the labels and shades are drawn
+      var recolor = null;
+      if (level !== levelNow) {
+        levelNow = level;
+        if (modeNow === 'area') {  // sub-topic shades zoomed in, area colours zoomed out
+          var ks = [], cols = [];
+          members.forEach(function (idx, k) { if (k < overlay && idx.length) { ks.push(k); cols.push(idx.map(colorOf)); } });
+          recolor = Plotly.restyle(gd, {'marker.color': cols}, ks);
+        }
+      }
+      if (key === state.labelKey) return Promise.resolve(recolor).then(after);
       state.labelKey = key;
-      return Plotly.relayout(gd, {annotations: anns});
+      return Promise.resolve(recolor).then(function () { return Plotly.relayout(gd, {annotations: anns}); }).then(after);
     }
 
     function haystack() {
@@ -284,6 +394,26 @@
       container.dataset.selected = String(sel.length);
       ui.list.textContent = '';
       ui.clear.hidden = !sel.length;
+      ui.panel.hidden = !sel.length;
+      ui.saved.textContent = '';
+      // the selection's most frequent keyphrases: what this part of the map is about
+      var freq = {};
+      sel.forEach(function (j) {
+        String(d.keyphrases[j] || '').split('; ').forEach(function (k) { if (k) freq[k] = (freq[k] || 0) + 1; });
+      });
+      var top = Object.keys(freq).sort(function (a, b) { return freq[b] - freq[a] || a.localeCompare(b); })
+        .filter(function (k) { return freq[k] > 1 || sel.length < 3; }).slice(0, TOP_KEYPHRASES);
+      ui.kps.textContent = '';
+      if (top.length) {
+        ui.kps.appendChild(node('b', null, 'Top keyphrases: '));
+        top.forEach(function (k, t) {
+          if (t) ui.kps.appendChild(document.createTextNode(' \u00b7 '));
+          var span = node('span', 'atlasmap-kp', k);
+          span.appendChild(node('span', 'atlasmap-kpn', ' ' + freq[k]));
+          ui.kps.appendChild(span);
+        });
+      }
+      container.dataset.topKeyphrases = top.join('|');
       ui.selcount.textContent = sel.length ? sel.length + (sel.length === 1 ? ' paper selected' : ' papers selected')
         : 'Select papers with Box select or Lasso to list them here.';
       var frag = document.createDocumentFragment();
@@ -304,6 +434,57 @@
       });
       if (sel.length > MAX_LISTED) frag.appendChild(node('li', 'atlasmap-more', '\u2026 and ' + (sel.length - MAX_LISTED) + ' more'));
       ui.list.appendChild(frag);
+    }
+
+    function saveSelection() {  // the web app: put every selected paper on a reading list, one POST each
+      var name = ui.listName.value.trim() || 'map selection', ids = state.selected.map(function (j) { return d.ids[j]; });
+      var done = 0;
+      ui.save.disabled = true;
+      var chain = Promise.resolve();
+      ids.forEach(function (id) {
+        chain = chain.then(function () {
+          var body = new FormData();
+          body.set('action', 'add'); body.set('list', name); body.set('csrf_token', options.csrfToken || '');
+          return fetch(options.markHref.replace('__ID__', encodeURIComponent(id)), {method: 'POST', body: body,
+            credentials: 'same-origin', headers: {'Accept': 'application/json'}}).then(function (r) {
+            if (!r.ok) throw new Error('HTTP ' + r.status);
+            done += 1;
+            ui.saved.textContent = 'Saving\u2026 ' + done + ' of ' + ids.length;
+          });
+        });
+      });
+      return chain.then(function () {
+        ui.saved.textContent = 'Saved ' + done + ' papers to \u201c' + name + '\u201d';
+        container.dataset.saved = name + ':' + done;
+      }, function (e) { ui.saved.textContent = 'Could not save: ' + e.message; })
+        .then(function () { ui.save.disabled = false; });
+    }
+
+    function selectionCsv() {
+      var q = function (v) { return '"' + String(v == null ? '' : v).replace(/"/g, '""') + '"'; };
+      var rows = [['id', 'title', 'status', 'authors', 'keyphrases', 'url'].join(',')];
+      state.selected.forEach(function (j) {
+        rows.push([d.ids[j], d.title[j], d.status[j], d.authors[j], d.keyphrases[j], href(j)].map(q).join(','));
+      });
+      return rows.join('\r\n') + '\r\n';
+    }
+
+    function downloadCsv() {
+      var a = node('a');
+      a.href = URL.createObjectURL(new Blob([selectionCsv()], {type: 'text/csv'}));
+      a.download = 'map-selection.csv';
+      document.body.appendChild(a); a.click(); document.body.removeChild(a);
+    }
+
+    function colorBy(mode) {
+      modeNow = mode;
+      ui.colorSel.value = mode;
+      container.dataset.colorBy = mode;
+      state.labelKey = null;
+      var next = buildTraces(mode);
+      return Plotly.react(gd, next, gd.layout).then(function () {
+        return state.matches.length || ui.input.value.trim() ? search(ui.input.value) : null;
+      }).then(updateLabels);
     }
 
     function clearSelection() {
@@ -356,10 +537,16 @@
       });
       ui.buttons.zoom.classList.add('active');
       ui.clear.addEventListener('click', clearSelection);
+      ui.csv.addEventListener('click', downloadCsv);
+      if (options.markHref) ui.save.addEventListener('click', saveSelection);
+      else { ui.save.hidden = true; ui.listName.hidden = true; }
+      ui.colorSel.addEventListener('change', function () { colorBy(ui.colorSel.value); });
+      container.dataset.colorBy = 'area';
       return updateLabels();
     }).then(function () {
       var controller = {gd: gd, data: d, search: search, setDragmode: setDragmode, clearSelection: clearSelection,
-                        updateLabels: updateLabels};
+                        updateLabels: updateLabels, colorBy: colorBy, select: showSelection,
+                        selectionCsv: selectionCsv, saveSelection: saveSelection};
       container.atlasMap = controller;
       container.dataset.renderMs = String(Math.round(global.performance ? global.performance.now() : 0));
       container.dataset.ready = '1';

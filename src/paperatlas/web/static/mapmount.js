@@ -5,6 +5,8 @@
  *   data-paper-href   a paper's URL with __ID__ for its id
  *   data-topic-href   a topic's URL with __ID__ for its id
  *   data-compact      present: the compact overview map
+ *   data-mark-href    a paper's reading-list action URL with __ID__ (saving a selection as a list)
+ *   data-csrf         the session's CSRF token for those POSTs
  */
 (function () {
   'use strict';
@@ -14,7 +16,9 @@
       dataUrl: el.getAttribute('data-data-url'),
       paperHref: el.getAttribute('data-paper-href'),
       topicHref: el.getAttribute('data-topic-href'),
-      compact: el.hasAttribute('data-compact')
+      compact: el.hasAttribute('data-compact'),
+      markHref: el.getAttribute('data-mark-href') || undefined,
+      csrfToken: el.getAttribute('data-csrf') || undefined
     });
   });
 })();
