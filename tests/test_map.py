@@ -89,7 +89,8 @@ def map_page(server, browser):
 # --- helpers ------------------------------------------------------------------------------------------------
 
 JS_POINTS = """(sel) => { const gd = document.querySelector(sel).atlasMap.gd;
-  return gd.data.filter(t => t.name !== 'matches' && !String(t.name).startsWith('region:')).reduce((n, t) => n + t.x.length, 0); }"""
+  return gd.data.filter(t => t.name !== 'matches' && !String(t.name).startsWith('region:'))
+    .reduce((n, t) => n + t.x.length, 0); }"""
 JS_LABELS = """(sel) => (document.querySelector(sel).atlasMap.gd.layout.annotations || []).map(a => a.name)"""
 JS_TO_PIXELS = """([sel, x, y]) => { const gd = document.querySelector(sel).atlasMap.gd, fl = gd._fullLayout;
   const r = gd.getBoundingClientRect();
@@ -267,7 +268,8 @@ def test_search_box_highlights_matching_papers_and_counts_them(map_page, atlas):
         assert page.inner_text(".atlasmap-count") == f"{expected} of 60 papers match"
         state = page.evaluate("""() => { const gd = document.getElementById('atlasmap').atlasMap.gd;
             return {hl: gd.data.find(t => t.name === 'matches').x.length,
-                    dim: gd.data.filter(t => t.name !== 'matches' && !String(t.name).startsWith('region:')).map(t => t.marker.opacity)}; }""")
+                    dim: gd.data.filter(t => t.name !== 'matches' && !String(t.name).startsWith('region:'))
+                        .map(t => t.marker.opacity)}; }""")
         assert state["hl"] == expected  # matches drawn large on top ...
         assert max(state["dim"]) < 0.3  # ... and every other paper dimmed
     page.fill(".atlasmap-search", "")
