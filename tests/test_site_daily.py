@@ -120,3 +120,17 @@ def test_paper_page_links_out_copies_bibtex_and_author_pages_list_papers_and_coa
     page.goto((site / "index.html").as_uri() + "?q=Hopfield")
     row_links = page.eval_on_selector_all("#results > li .outlinks a", "els => els.map(e => e.href)")
     assert any(h.startswith("https://arxiv.org/search/?query=") for h in row_links)
+
+
+def test_a_topic_in_the_url_filters_and_a_topic_page_searches_within_itself(site, sample_atlas, page):
+    atlas = Atlas(sample_atlas)
+    area = atlas.areas()[0]
+    page.goto((site / "topic" / f"{area.id}.html").as_uri())
+    n_here = int(page.inner_text("p.meta").split()[0])
+    page.click("#topicnav a:text-is('Search within this area')")
+    assert parse_qs(urlparse(page.url).query)["topic"] == [str(area.id)]
+    assert page.input_value("#f-area") == f"a{area.id}"
+    assert page.inner_text("#count").startswith(f"{n_here} paper")
+    page.select_option("#f-status", "Poster")  # a filter is written back with the topic kept
+    page.wait_for_function("location.search.indexOf('status=Poster') >= 0")
+    assert parse_qs(urlparse(page.url).query)["topic"] == [str(area.id)]

@@ -4,21 +4,31 @@ The site is a folder that works opened from disk (``file://``, no server, no net
 
 Layout of ``DIR``::
 
-    index.html          search (MiniSearch, bundled) over titles, authors, keyphrases and TL;DRs; filters by
-                        status / area / year; facets with counts over the current results (status, decision, mean
-                        review rating, rating spread, confidence, citations, code, institution), each a filter, and
-                        sort keys (relevance, rating, citations, year), kept in the page's URL
-                        (``index.html?institution=Google&min_rating=6&sort=rating``); a Bookmarks view
+    index.html          search (MiniSearch, bundled) over titles, authors, keyphrases and TL;DRs (keyword matches
+                        only, with the true count; a query nothing matches says so); filters by status / topic /
+                        year; facets with counts over the current results (status, decision, mean review rating,
+                        rating spread, confidence, citations, code, institution), each a filter; sort keys
+                        (relevance, title, status, topic, rating, citations, year); pages of 100 or "Show all"; all
+                        of it kept in the page's URL (``index.html?q=pruning&status=Poster&topic=12&sort=title&page=2``,
+                        also ``institution=``, ``min_rating=``, ``show=all``); "All papers" is
+                        ``index.html?sort=title``; a Bookmarks view
     assets/             site.css, site.js (search page), bookmarks.js (☆ buttons), minisearch.min.js (+ LICENSE)
     data/papers.js      the search data as ``window.ATLAS = {...}`` (``fetch()`` of local JSON is blocked under
                         ``file://``, a ``<script src>`` is not)
-    paper/<id>.html     one page per paper: title, authors, status, venue, its review rating (mean ± spread, n
-                        reviews), confidence, decision, citations, code link and institutions when the listing gives
-                        them, TL;DR, keyphrases, abstract, links, its area and sub-topic, related papers
-    topic/<id>.html     one page per area and sub-topic: label, sub-topics, top keyphrases, papers
+    paper/<id>.html     one page per paper: title, authors (each a link to their page), links out
+                        (:func:`paperatlas.cite.out_links`: forum/PDF/arXiv/DOI/code, else title searches on arXiv and
+                        Semantic Scholar), "Copy BibTeX" (:func:`paperatlas.cite.bibtex_entry`), status, venue, its
+                        review rating (mean ± spread, n reviews), confidence, decision, citations, code link and
+                        institutions when the listing gives them, TL;DR, keyphrases, abstract, its area and
+                        sub-topic, related papers
+    topic/<id>.html     one page per area and sub-topic: label, sub-topics, top keyphrases, all its papers
                         Oral → Spotlight → Poster
+    topics.html         every area with its sub-topics, sizes and top keyphrases
+    author/<key>.html   one page per author (:func:`paperatlas.authors.author_index`): their papers, co-authors
     map.html            the self-contained interactive map of :mod:`.map_html` (Plotly inlined, ~5 MB; not loaded
-                        by the first page)
+                        by the first page) with the site's navigation; its points open the paper pages
+
+Every page has the navigation bar Search · All papers · Topics · Map · Bookmarks (:data:`SITE_NAV`).
 
 Bookmarks (☆) are paper ids kept in the browser's ``localStorage`` (key ``paperatlas-bookmarks``).
 

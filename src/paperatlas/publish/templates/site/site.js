@@ -57,21 +57,25 @@
   function has(p, field) { return p[field] !== undefined && p[field] !== null; }
   function codeOn() { return /^(1|true|yes|on)$/i.test(state.has_code); }
 
-  // --- the URL: q, status, area, year, sort and the facet filters ---------------------------------------------
+  // --- the URL: q, status, topic, year, sort, page/show and the facet filters ---------------------------------------------
   function setSelect(select, v) {
     if (v && Array.prototype.some.call(select.options, function (o) { return o.value === v; })) { select.value = v; }
   }
   function readURL() {
     var u = new URLSearchParams(location.search);
     if (u.get("q")) { q.value = u.get("q"); }
-    setSelect(fStatus, u.get("status")); setSelect(fArea, u.get("area")); setSelect(fYear, u.get("year"));
+    setSelect(fStatus, u.get("status")); setSelect(fYear, u.get("year"));
+    // ?topic=<id> (an area's or a sub-topic's id, as in the web app); ?area=a<id>|t<id> from older links
+    var t = (u.get("topic") || "").trim();
+    if (/^\d+$/.test(t)) { setSelect(fArea, "a" + t); if (!fArea.value) { setSelect(fArea, "t" + t); } }
+    else { setSelect(fArea, t || u.get("area")); }
     PARAMS.forEach(function (k) { state[k] = (u.get(k) || "").trim(); });
     state.sort = SORTS.indexOf(u.get("sort")) >= 0 ? u.get("sort") : "relevance";
     state.page = Math.max(1, parseInt(u.get("page"), 10) || 1);
     state.all = u.get("show") === "all";
   }
   function query(change) {  // "?..." for the current state with change ({param: value, "" = off}) applied
-    var cur = { q: q.value.trim(), status: fStatus.value, area: fArea.value, year: fYear.value,
+    var cur = { q: q.value.trim(), status: fStatus.value, topic: fArea.value.slice(1), year: fYear.value,
       sort: state.sort === "relevance" ? "" : state.sort, page: state.page > 1 ? String(state.page) : "",
       show: state.all ? "all" : "" };
     PARAMS.forEach(function (k) { cur[k] = state[k]; });
