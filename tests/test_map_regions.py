@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import shutil
 import sqlite3
 import threading
@@ -150,8 +151,12 @@ def test_a_selection_names_its_top_keyphrases_and_is_saved_as_a_reading_list_or_
     page.evaluate("(idx) => document.getElementById('atlasmap').atlasMap.select(idx)", chosen)
     assert page.locator(".atlasmap-panel").is_visible()
     freq = Counter(k for i in chosen for k in atlas.by_id[ids[i]].keyphrases)
+    total = Counter(k for p in atlas.papers for k in p.keyphrases)
     top = page.get_attribute("#atlasmap", "data-top-keyphrases").split("|")
-    assert top and freq[top[0]] == max(freq.values()) and all(freq[k] >= 2 for k in top)
+    # the selection's own keyphrases, most over-represented first (count x idf over the map)
+    weight = {k: freq[k] * math.log(len(ids) / total[k]) for k in freq if freq[k] >= 2}
+    assert top and all(freq[k] >= 2 for k in top)
+    assert top[0] == max(weight, key=lambda k: (weight[k], [-ord(c) for c in k]))
     with page.expect_download() as dl:
         page.click(".atlasmap-csv")
     rows = list(csv.DictReader(io.StringIO(open(dl.value.path(), encoding="utf-8").read())))

@@ -401,8 +401,17 @@
       sel.forEach(function (j) {
         String(d.keyphrases[j] || '').split('; ').forEach(function (k) { if (k) freq[k] = (freq[k] || 0) + 1; });
       });
-      var top = Object.keys(freq).sort(function (a, b) { return freq[b] - freq[a] || a.localeCompare(b); })
-        .filter(function (k) { return freq[k] > 1 || sel.length < 3; }).slice(0, TOP_KEYPHRASES);
+      // ranked by how much more often the selection has them than the whole map (count x idf), so "neural networks"
+      // does not name every selection
+      if (!state.kpTotal) {
+        state.kpTotal = {};
+        for (var j0 = 0; j0 < n; j0++) {
+          String(d.keyphrases[j0] || '').split('; ').forEach(function (k) { if (k) state.kpTotal[k] = (state.kpTotal[k] || 0) + 1; });
+        }
+      }
+      var weight = function (k) { return freq[k] * Math.log(n / state.kpTotal[k]); };
+      var top = Object.keys(freq).filter(function (k) { return freq[k] > 1 || sel.length < 3; })
+        .sort(function (a, b) { return weight(b) - weight(a) || a.localeCompare(b); }).slice(0, TOP_KEYPHRASES);
       ui.kps.textContent = '';
       if (top.length) {
         ui.kps.appendChild(node('b', null, 'Top keyphrases: '));
