@@ -40,6 +40,7 @@ def test_a_query_nothing_matches_says_so_and_a_filter_that_empties_the_list_too(
     page.wait_for_selector("#honest:not([hidden])")
     assert page.inner_text("#honest") == "No paper mentions “grokking”."
     assert _titles(page) == []
+    assert page.locator("#honest").bounding_box()["width"] > 800  # with no facets the message takes the width
     page.goto((site / "index.html").as_uri() + "?q=Hopfield&status=Spotlight")
     page.wait_for_selector("#honest:not([hidden])")
     assert page.inner_text("#honest") == \
@@ -52,6 +53,8 @@ def test_true_count_pages_show_all_and_the_url_reopens_the_same_view(site, sampl
     titles = _titles(page)
     assert page.inner_text("#count").startswith(f"{n} papers") and len(titles) == n
     assert titles == sorted(titles, key=lambda t: t.casefold())
+    # sort keys this listing has no values for (the ICLR listing has no review scores) are not offered
+    assert page.is_visible("#sortbar button[data-sort=topic]") and page.is_hidden("#sortbar button[data-sort=rating]")
     # typing a query writes it into the URL, and the URL restores it
     page.fill("#q", "reinforcement")
     page.wait_for_function("location.search.indexOf('q=reinforcement') >= 0")

@@ -236,6 +236,11 @@
       chips.appendChild(a);
     });
   }
+  // a sort key no paper has a value for (no review scores, citation counts or years in this listing) is left off
+  ["rating", "citations", "year"].forEach(function (k) {
+    var b = sortbar.querySelector("button[data-sort='" + k + "']");
+    if (b && !A.papers.some(function (p) { return has(p, k); })) { b.hidden = true; }
+  });
   function paintSort(text) {
     sortbar.querySelectorAll("button[data-sort]").forEach(function (b) {
       var on = b.getAttribute("data-sort") === state.sort;
