@@ -137,3 +137,14 @@ def test_a_topic_in_the_url_filters_and_a_topic_page_searches_within_itself(site
     page.select_option("#f-status", "Poster")  # a filter is written back with the topic kept
     page.wait_for_function("location.search.indexOf('status=Poster') >= 0")
     assert parse_qs(urlparse(page.url).query)["topic"] == [str(area.id)]
+
+
+def test_the_map_opens_the_sites_paper_pages(site, page):
+    page.goto((site / "map.html").as_uri())
+    page.wait_for_selector("#atlasmap[data-ready='1']", timeout=60_000)
+    page.evaluate("document.getElementById('atlasmap').atlasMap.select([0, 1, 2])")
+    link = page.locator(".atlasmap-panel a.atlasmap-title").first
+    title = link.text_content()
+    link.click()
+    page.wait_for_selector("article.paper h1")
+    assert "/paper/" in page.url and page.inner_text("article.paper h1").startswith(title)
