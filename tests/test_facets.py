@@ -153,7 +153,9 @@ def test_search_sorts_and_filters_by_rating_citations_code_and_affiliation(colm)
     assert titles == {t for t, m in mean.items() if m is not None and m >= 7} and titles
     out = run("search", "", "--sort", "citations", "-k", "3", "--db", db)
     top = max(recs, key=lambda r: int(r["gs_citation"]))
-    assert top["title"] in out.splitlines()[0] and f"{int(top['gs_citation']):,} citations" in out.splitlines()[0]
+    first = next(line for line in out.splitlines() if line.lstrip().startswith("1."))
+    assert top["title"] in first and f"{int(top['gs_citation']):,} citations" in first
+    assert out.splitlines()[0] == f"{n} papers match (showing 3; -k for more)"  # the true count
     with_code = {r["title"] for r in recs if r.get("github", "").startswith("http")}
     out = run("search", "", "--has-code", "--sort", "citations", "-k", n, "--json", "--db", db)
     rows = [json.loads(line) for line in out.splitlines()]

@@ -93,6 +93,8 @@ def search_command(query, db, status, venue, year, author, topic, keyphrase, min
         say(res.message)
     elif not res.hits:
         say("no papers match")
+    elif as_json:
+        pass  # JSON lines stay machine-readable: counts are in the rows' ranks
     elif query.strip():
         more = f"; {res.n_meaning} more close in meaning" if res.n_meaning else ""
         say(f"{res.n_keyword} paper{'s' if res.n_keyword != 1 else ''} use{'s' if res.n_keyword == 1 else ''} "
