@@ -51,7 +51,6 @@ if __name__ == "__main__":  # the build of the subprocess tests: python tests/te
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from paperatlas import build as build_mod  # noqa: E402
 from paperatlas import readinglist as rl  # noqa: E402
 from paperatlas.build import BuildRefused, build  # noqa: E402
 from paperatlas.cli import main  # noqa: E402
@@ -104,7 +103,7 @@ def atlas(base_atlas, tmp_path) -> Path:
 @pytest.fixture
 def fast_model(monkeypatch):
     """Builds started from the command line embed with :class:`HashEmbedder` instead of loading the model."""
-    monkeypatch.setattr(build_mod, "get_embedder", HashEmbedder)
+    monkeypatch.setattr("paperatlas.engines.local.get_embedder", lambda **_: HashEmbedder())
 
 
 # ------------------------------------------------------------------------------------------- 1. no silent wipe

@@ -30,7 +30,7 @@ def fast(model_cache):
 
 def test_the_onnx_query_vectors_equal_sentence_transformers(fast):
     assert isinstance(fast, query_embed.OnnxQueryEmbedder)
-    slow = get_embedder()
+    slow = get_embedder(precision="fp32")
     a, b = slow.encode(QUERIES), fast.encode(QUERIES)
     assert a.shape == b.shape == (len(QUERIES), 384)
     assert np.abs(a - b).max() < 1e-5
@@ -39,7 +39,7 @@ def test_the_onnx_query_vectors_equal_sentence_transformers(fast):
 
 def test_search_results_are_identical_with_either_embedder(fast, sample_atlas):
     atlas = Atlas(sample_atlas)
-    slow = get_embedder()
+    slow = get_embedder(precision="fp32")
     for q in QUERIES:
         one = search_results(atlas, q, embed_query=lambda s: slow.encode([s])[0])
         two = search_results(atlas, q, embed_query=lambda s: fast.encode([s])[0])

@@ -204,11 +204,10 @@ def test_missing_package_names_the_pip_extra(monkeypatch, datadir):
 def test_build_acl_event_on_the_command_line(datadir, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from paperatlas import build as build_mod
     from paperatlas.cli import main
     from test_build_safety import HashEmbedder
 
-    monkeypatch.setattr(build_mod, "get_embedder", HashEmbedder)
+    monkeypatch.setattr("paperatlas.engines.local.get_embedder", lambda **_: HashEmbedder())
     monkeypatch.setenv("PAPERATLAS_ACL_DATA", str(datadir))
     db = tmp_path / "acl.db"
     res = CliRunner().invoke(main, ["build", "acl:acl-2022", "--db", str(db), "--replace"])

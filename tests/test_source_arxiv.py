@@ -17,7 +17,6 @@ import responses
 from click.testing import CliRunner
 
 from conftest import FIXTURES
-from paperatlas import build as build_mod
 from paperatlas import sources
 from paperatlas.cli import main
 from paperatlas.model import SourceError
@@ -156,7 +155,7 @@ def test_saved_feed_file_and_a_bad_entry(tmp_path):
 
 def test_build_from_arxiv_on_the_command_line(online, tmp_path, monkeypatch):
     online.add(responses.GET, API, body=FEED)
-    monkeypatch.setattr(build_mod, "get_embedder", HashEmbedder)
+    monkeypatch.setattr("paperatlas.engines.local.get_embedder", lambda **_: HashEmbedder())
     real = arxiv.Client
     made = []
     monkeypatch.setattr(arxiv, "Client", lambda **k: made.append(k) or real(**{**k, "delay_seconds": 0.0}))

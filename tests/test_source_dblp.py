@@ -130,11 +130,10 @@ def test_whole_file_problems_name_the_file(tmp_path, text, problem):
 def test_build_from_a_person_page_and_a_search_without_abstracts(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from paperatlas import build as build_mod
     from paperatlas.cli import main
     from test_build_safety import HashEmbedder
 
-    monkeypatch.setattr(build_mod, "get_embedder", HashEmbedder)
+    monkeypatch.setattr("paperatlas.engines.local.get_embedder", lambda **_: HashEmbedder())
     db = tmp_path / "dblp.db"
     res = CliRunner().invoke(main, ["build", str(PERSON), str(SEARCH_JSON), "--db", str(db), "--replace"])
     assert res.exit_code == 0, res.output

@@ -20,7 +20,6 @@ import responses
 from click.testing import CliRunner
 
 from conftest import FIXTURES
-from paperatlas import build as build_mod
 from paperatlas import sources
 from paperatlas.cli import main
 from paperatlas.model import SourceError
@@ -230,7 +229,7 @@ def test_venue_ids_name_venues():
 
 def test_build_from_an_openreview_venue_on_the_command_line(online, tmp_path, monkeypatch):
     serve(online, API2, {f"{VENUE}/-/Submission": V2["notes"]})
-    monkeypatch.setattr(build_mod, "get_embedder", HashEmbedder)
+    monkeypatch.setattr("paperatlas.engines.local.get_embedder", lambda **_: HashEmbedder())
     db = tmp_path / "venue.db"
     res = CliRunner().invoke(main, ["build", f"openreview:{VENUE}", "--db", str(db), "--replace"])
     assert res.exit_code == 0, res.output

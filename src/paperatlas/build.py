@@ -21,16 +21,18 @@ from pathlib import Path
 import numpy as np
 
 from . import sources
-from .enrich.embed import Embedder, MiniLMEmbedder, get_embedder, paper_text
+from .engines import WorkItem
+from .engines.local import LocalEngine
+from .enrich.embed import Embedder, MiniLMEmbedder, paper_text
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
 from .enrich.tldr import METHOD as TLDR_METHOD
-from .enrich.tldr import extract_tldr
 from .enrich.topics import TopicModel, update_topics
 from .model import AUTHOR_TLDR, Paper
 from .sources.merge import merge_papers
 from .store import sqlite as store
 from .store.lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from .store.resume import ResumeCache
 
 #: A progress factory: ``progress(stage_description, total) -> update(n)`` (tqdm in the CLI, no-op in tests).
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
@@ -78,6 +80,7 @@ class BuildReport:
         n_papers: papers after merging.
         n_embedded: papers embedded by this build.
         n_reused: papers whose stored embedding was reused.
+        n_resumed: of those, papers whose vector an interrupted build had made.
         n_topics: sub-topics.
         n_areas: areas.
         topic_mode: how the topics were made: "fit" (first build), "refit" (fresh, matched to the old ids) or
@@ -89,6 +92,8 @@ class BuildReport:
         n_labels_generated: topic labels rewritten by the label backend.
         n_with_secondary: papers with at least one secondary topic.
         stage_seconds: stage name -> wall time, seconds.
+        worker_seconds: per-paper stage -> seconds, summed over the engine's workers.
+        per_paper_seconds: wall time of the per-paper stages together, seconds.
         peak_rss_mib: peak resident memory of the process, MiB.
     """
 
@@ -96,6 +101,8 @@ class BuildReport:
     n_papers: int = 0
     n_embedded: int = 0
     n_reused: int = 0
+    #: of the reused vectors, those an interrupted build had made (the resume file, :mod:`paperatlas.store.resume`)
+    n_resumed: int = 0
     n_topics: int = 0
     n_areas: int = 0
     #: how the topics were made: "fit" (first build), "refit" (fresh, matched to the old ids) or "update"
@@ -108,6 +115,10 @@ class BuildReport:
     n_labels_generated: int = 0
     n_with_secondary: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: embed / keyphrases / tldr -> seconds spent in them, summed over the engine's workers
+    worker_seconds: dict[str, float] = field(default_factory=dict)
+    #: wall time of the per-paper stages (embedding, keyphrases, TL;DRs) together, seconds
+    per_paper_seconds: float = 0.0
     peak_rss_mib: float = 0.0
 
     @property
@@ -138,7 +149,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
           tldr_backend=None, n_areas: int | None = None, refit_topics: bool = False,
           label_backend=None, replace: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
           on_wait: Callable[[str], None] | None = None, strict: bool = False,
-          source_options: dict | None = None) -> BuildReport:
+          source_options: dict | None = None, precision: str = "auto", engine=None) -> BuildReport:
     """Build (or rebuild) the atlas at ``db`` from ``source_paths``; the atlas then holds exactly these sources.
 
     When the atlas already has topics, a rebuild that adds few papers updates them (ids, labels and map positions
@@ -170,6 +181,10 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
             :class:`paperatlas.sources.RecordSkipped` warning naming file and line).
         source_options: options of the network readers (``include_rejected``, ``max_results``, ``date_from``,
             ``date_to``, ``refresh``, ``cache_dir``), see :func:`paperatlas.sources.read`.
+        precision: the default embedder's arithmetic, ``auto``/``fp32``/``bf16``
+            (:func:`paperatlas.enrich.embed.resolve_precision`); ignored when ``embedder`` is given.
+        engine: where the per-paper work runs: a :class:`paperatlas.engines.local.LocalEngine` (the default) or
+            a :class:`paperatlas.engines.ray_engine.RayEngine` (:func:`paperatlas.engines.get_engine`).
 
     Returns:
         The :class:`BuildReport`.
@@ -202,58 +217,72 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
     if not papers and not replace and not Path(db).exists():
         _check_not_a_wipe(db, 0, set(), set())  # refused before a lock file or directory is made
 
+    resume: ResumeCache | None = None
     with store.atomic_rebuild(db, lock_timeout=lock_timeout, on_wait=on_wait) as con:
+        resume = ResumeCache(db)
         if not replace:  # under the lock: the atlas as the previous build left it
             _check_not_a_wipe(db, len(papers), set(store.previous_placement(con)), {p.id for p in papers})
-        # --- embeddings (incremental) ---
-        # the model is loaded only when something needs embedding (a warm rebuild skips its ~5 s start-up)
+        # --- embeddings (incremental), keyphrases, TL;DRs: per paper, batch by batch, on the engine ---
         model_name, dim = (embedder.name, embedder.dim) if embedder else (MiniLMEmbedder.name, MiniLMEmbedder.dim)
         hashes = [content_hash(p) for p in papers]
         hashes_by_id = dict(zip([p.id for p in papers], hashes, strict=True))
         cache = store.cached_embeddings(con, model_name)
+        resumed = resume.get(model_name)  # what an interrupted build of this atlas embedded
         vectors = np.zeros((len(papers), dim), dtype=np.float32)
-        todo = []
+        todo = set()
         for i, (p, h) in enumerate(zip(papers, hashes, strict=True)):
             hit = cache.get(p.id)
             if hit and hit[0] == h and hit[1].shape == (dim,):
                 vectors[i] = hit[1]
+            elif h in resumed and resumed[h].shape == (dim,):
+                vectors[i] = resumed[h]
+                report.n_resumed += 1
             else:
-                todo.append(i)
+                todo.add(i)
+        del cache, resumed
         report.n_reused = len(papers) - len(todo)
         report.n_embedded = len(todo)
         stage("load-cache")
-        if todo:
-            embedder = embedder or get_embedder()
-            vectors[todo] = embedder.encode([paper_text(papers[i].title, papers[i].abstract) for i in todo],
-                                            progress=progress("embedding", len(todo)))
-        store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
-        stage("embed")
 
-        # --- keyphrases ---
-        tick = progress("keyphrases", len(papers))
         kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
-        label_terms = []  # a paper's 15 best candidate phrases: richer evidence for topic labels
-        for p in papers:
-            scored = kx.score(p.title, p.abstract or p.digest)
-            p.keyphrases = kx.extract(p.title, p.abstract or p.digest, scored=scored)
-            p.keyphrases_method = kx.method
-            label_terms.append(list(dict.fromkeys([*p.keyphrases, *(ph for ph, _ in scored[:15])])))
-            tick(1)
         stage("keyphrases")
+        items = [WorkItem(row=i, title=p.title, text=p.abstract or p.digest, abstract=p.abstract, embed=i in todo,
+                          tldr=tldr_backend is None and not (p.tldr and p.tldr_method == AUTHOR_TLDR))
+                 for i, p in enumerate(papers)]
+        if engine is None:
+            engine = LocalEngine(precision=precision, embedder=embedder)
+        label_terms: list[list[str]] = [[] for _ in papers]  # a paper's 15 best candidate phrases: label evidence
+        what = "embedding, keyphrases, TL;DRs" if todo else "keyphrases, TL;DRs"
+        loop_start = time.perf_counter()
+        for res in engine.run(items, kx, progress=progress(what, len(items))):
+            if res.embedded:
+                vectors[res.embedded] = res.vectors
+                resume.add(model_name, [hashes[i] for i in res.embedded], res.vectors)
+            for i, kps, terms, tldr in zip(res.rows, res.keyphrases, res.label_terms, res.tldrs, strict=True):
+                papers[i].keyphrases, papers[i].keyphrases_method = kps, kx.method
+                label_terms[i] = terms
+                if tldr is not None:
+                    papers[i].tldr, papers[i].tldr_method = tldr, TLDR_METHOD
+            for k, v in res.seconds.items():
+                report.worker_seconds[k] = report.worker_seconds.get(k, 0.0) + v
+        if engine.name == "local":  # in this process: the stage times are wall time
+            for k, v in report.worker_seconds.items():
+                report.stage_seconds[k] = report.stage_seconds.get(k, 0.0) + v
+            timer = time.perf_counter()
+        else:
+            stage(f"per-paper ({engine.name})")
+        report.per_paper_seconds = time.perf_counter() - loop_start
+        store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
+        stage("write-embeddings")
+        if tldr_backend is not None:  # a generative TL;DR: here, one paper at a time
+            from .llm.tldr import generate_tldr
 
-        # --- TL;DR ---
-        tick = progress("tldr", len(papers))
-        for p in papers:
-            if p.tldr and p.tldr_method == AUTHOR_TLDR:  # the authors' own TL;DR (OpenReview) is kept as given
-                pass
-            elif tldr_backend is not None:
-                from .llm.tldr import generate_tldr
-
-                p.tldr, p.tldr_method = generate_tldr(tldr_backend, p.title, p.abstract or p.digest)
-            else:
-                p.tldr, p.tldr_method = extract_tldr(p.title, p.abstract or p.digest), TLDR_METHOD
-            tick(1)
-        stage("tldr")
+            tick = progress("tldr", len(papers))
+            for p in papers:
+                if not (p.tldr and p.tldr_method == AUTHOR_TLDR):  # the authors' own TL;DR is kept as given
+                    p.tldr, p.tldr_method = generate_tldr(tldr_backend, p.title, p.abstract or p.digest)
+                tick(1)
+            stage("tldr")
 
         # --- topics + 2-D map ---
         tick = progress("topics+map", 1)
@@ -314,5 +343,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
                        n_papers=len(papers), acronyms=kx.acronyms)
     stage("write")
+    if resume is not None:  # the atlas now holds every vector: nothing to resume
+        resume.discard()
     report.peak_rss_mib = _peak_rss_mib()
     return report

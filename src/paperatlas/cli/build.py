@@ -60,6 +60,17 @@ _BACKENDS = backend_choices()
               help="Replace the atlas even when the listings yield no papers or would keep fewer than half of its "
               "papers (such a build is otherwise refused and the atlas left as it is).")
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+              envvar="PAPERATLAS_PRECISION",
+              help="Arithmetic of the embedding model: auto is bf16 on CPUs that compute it natively (AMX or "
+              "AVX512-BF16; ~3x faster, neighbours 99% the same), else fp32 [env PAPERATLAS_PRECISION].")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where the per-paper work (embedding, keyphrases, TL;DRs) runs: in this process, or as Ray Data "
+              "batch jobs on a Ray cluster (pip install 'paperatlas[ray]'; a local cluster without --address).")
+@click.option("--address", default=None, metavar="HOST:PORT",
+              help="ray: the cluster to run on, as 'ray start --head' prints it (default: start a local one).")
+@click.option("--workers", type=click.IntRange(1), default=None, metavar="N",
+              help="ray: worker processes, each with one CPU and its own model (default: one per cluster CPU).")
 @click.option("--tldr-backend", type=click.Choice([name for name, _ in _BACKENDS]), default=EXTRACTIVE,
               show_default=True, help=choice_help("How TL;DRs are written. Generated TL;DRs that their abstract does "
                                                   "not support fall back to the extractive one.", _BACKENDS))
@@ -71,7 +82,7 @@ _BACKENDS = backend_choices()
 @click.option("--model", "llm_model", default=None, help="Model name for the openai backends.")
 def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_results, date_from, date_to, acl_data,
                   refresh, n_topics, n_areas, refit_topics, replace, seed, tldr_backend, label_backend, base_url,
-                  llm_model):
+                  llm_model, precision="auto", engine="local", address=None, workers=None):
     """Build or rebuild an atlas from one or more SOURCES: listing files or network sources.
 
     \b
@@ -96,6 +107,25 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
 
     if fmt and len(fmt) not in (1, len(listings)):
         raise click.UsageError("give --format once (for all listings) or once per listing")
+    if address and engine != "ray":
+        raise click.UsageError("--address is the Ray cluster's address: it needs --engine ray")
+    run_engine = None
+    if engine == "ray":
+        if tldr_backend != EXTRACTIVE:
+            raise click.UsageError("--engine ray runs the extractive TL;DR; a --tldr-backend runs on the local engine")
+        from ..engines import get_engine
+        from ..engines.ray_engine import RayUnavailable
+
+        try:
+            run_engine = get_engine("ray", address=address, workers=workers, precision=precision)
+        except RayUnavailable as e:
+            raise click.ClickException(str(e)) from e
+    if precision == "bf16":
+        from ..enrich.embed import bf16_native
+
+        if not bf16_native():
+            raise click.UsageError("--precision bf16: this CPU has no native bfloat16 (AMX or AVX512-BF16), where it "
+                                   "is slower than fp32; use --precision auto or fp32")
     formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
     path = Path(db) if db else Path(os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)
     backends: dict[str, object] = {}
@@ -118,7 +148,8 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
                             source_options=options,
                             seed=seed, progress=tqdm_progress, tldr_backend=backend, n_areas=n_areas,
                             refit_topics=refit_topics, label_backend=backends.get(label_backend),
-                            replace=replace, on_wait=lambda msg: click.echo(msg, err=True))
+                            replace=replace, on_wait=lambda msg: click.echo(msg, err=True), precision=precision,
+                            engine=run_engine)
     except (SourceError, EmbedderUnavailable, AtlasTooNew, BuildRefused, AtlasBusy, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
     finally:  # outside catch_warnings: a warning shown here is not recorded again (that looped forever)
@@ -134,7 +165,8 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
             click.echo(f"{n_skipped} malformed record{'s' if n_skipped > 1 else ''} skipped (listed above); "
                        "--strict makes them fatal", err=True)
     click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
-               f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}")
+               f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}"
+               + (f" ({rep.n_resumed} from an interrupted build)" if rep.n_resumed else ""))
     how = {"fit": "clustered", "refit": "reclustered (ids and labels matched to the previous build)",
            "update": "updated from the previous build (map positions kept)"}.get(rep.topic_mode, rep.topic_mode)
     kept = f"; {rep.topics_kept_share:.1%} of earlier papers keep their topic" \
@@ -145,6 +177,9 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
         reasons = sorted(set(rep.labels_rejected.values()))
         click.echo(f"topic labels by {label_backend}: {rep.n_labels_generated} generated, "
                    f"{len(rep.labels_rejected)} kept extractive" + (f" ({'; '.join(reasons[:4])})" if reasons else ""))
+    if engine == "ray":
+        click.echo(f"ray: per-paper work {rep.per_paper_seconds:.1f}s wall; worker time "
+                   + ", ".join(f"{k} {v:.1f}s" for k, v in rep.worker_seconds.items()))
     click.echo("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in rep.stage_seconds.items())
                + f"; total {rep.total_seconds:.1f}s; peak memory {rep.peak_rss_mib:.0f} MiB")
     prepare_query_model()

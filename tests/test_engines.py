@@ -1,0 +1,111 @@
+"""Where the per-paper work runs: the local engine, a local 2-worker Ray cluster, and resuming an interrupted build.
+
+The fixture ``icml2019_200.json`` is the first 200 ICML 2019 papers with an abstract from the Paper Copilot
+paperlists dump in ``../shared/data`` (fields cut to title, status, track, site, id, author, abstract, pdf, aff).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paperatlas.build import build
+from paperatlas.engines.local import LocalEngine
+from paperatlas.store import Atlas
+from paperatlas.store.resume import ResumeCache, resume_path
+
+ICML200 = Path(__file__).parent / "fixtures" / "icml2019_200.json"
+
+
+def _by_id(db: Path):
+    a = Atlas(db)
+    try:
+        return {p.id: p for p in a.papers}, {pid: a.vectors[a.row_of[pid]].copy() for pid in a.ids}
+    finally:
+        a.close()
+
+
+@pytest.fixture(scope="module")
+def local_build(tmp_path_factory):
+    db = tmp_path_factory.mktemp("local") / "icml200.db"
+    rep = build([ICML200], db, engine=LocalEngine(precision="fp32"))
+    assert rep.n_papers == 200 and rep.n_embedded == 200
+    return db
+
+
+@pytest.mark.slow
+def test_ray_on_a_local_two_worker_cluster_gives_what_the_local_engine_gives(local_build, tmp_path):
+    pytest.importorskip("ray.data", reason="pip install 'paperatlas[ray]'")
+    from paperatlas.engines.ray_engine import RayEngine
+
+    db = tmp_path / "ray.db"
+    rep = build([ICML200], db, engine=RayEngine(workers=2, precision="fp32"))
+    assert rep.n_papers == 200 and rep.n_embedded == 200
+    assert set(rep.worker_seconds) == {"embed", "keyphrases", "tldr"} and rep.per_paper_seconds > 0
+    local_papers, local_vecs = _by_id(local_build)
+    ray_papers, ray_vecs = _by_id(db)
+    assert set(ray_papers) == set(local_papers)
+    for pid, p in local_papers.items():
+        q = ray_papers[pid]
+        assert q.tldr == p.tldr and q.tldr_method == p.tldr_method, pid
+        assert q.keyphrases == p.keyphrases, pid
+    diff = max(float(np.abs(ray_vecs[pid] - local_vecs[pid]).max()) for pid in local_vecs)
+    assert diff <= 1e-5, diff
+    # the map and topics are fitted on the driver from the same vectors: same papers in the same topics
+    assert [ray_papers[pid].topic_id for pid in sorted(local_papers)] == \
+        [local_papers[pid].topic_id for pid in sorted(local_papers)]
+
+
+class _Interrupt(Exception):
+    pass
+
+
+class _CountingEngine(LocalEngine):
+    """The local engine, which counts the papers it embeds and can be made to fail after some batches."""
+
+    def __init__(self, fail_after: int | None = None):
+        super().__init__(precision="fp32", batch_size=64)
+        self.fail_after = fail_after
+        self.n_embedded = 0
+
+    def run(self, items, kx, progress=None):
+        for k, res in enumerate(super().run(items, kx, progress)):
+            if self.fail_after is not None and k == self.fail_after:
+                raise _Interrupt(f"interrupted after {k} batches")
+            self.n_embedded += len(res.embedded)
+            yield res
+
+
+@pytest.mark.slow
+def test_an_interrupted_build_resumes_from_the_vectors_it_had_written(local_build, tmp_path):
+    db = tmp_path / "icml200.db"
+    first = _CountingEngine(fail_after=2)  # 2 batches of 64 embedded and written, then the build dies
+    with pytest.raises(_Interrupt):
+        build([ICML200], db, engine=first)
+    assert not db.exists()  # no half-written atlas
+    assert resume_path(db).exists()
+    with sqlite3.connect(resume_path(db)) as con:
+        assert con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 128
+
+    again = _CountingEngine()
+    rep = build([ICML200], db, engine=again)
+    assert again.n_embedded == 72 and rep.n_embedded == 72 and rep.n_resumed == 128
+    assert not resume_path(db).exists()  # finished: the atlas holds every vector
+    papers, vecs = _by_id(db)
+    ref_papers, ref_vecs = _by_id(local_build)
+    assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-5
+    assert {pid: p.tldr for pid, p in papers.items()} == {pid: p.tldr for pid, p in ref_papers.items()}
+
+
+def test_a_damaged_resume_file_is_started_afresh(tmp_path):
+    db = tmp_path / "a.db"
+    resume_path(db).write_bytes(b"this is not sqlite" * 100)
+    cache = ResumeCache(db)
+    assert len(cache) == 0
+    cache.add("m", ["h1"], np.ones((1, 4), dtype=np.float32))
+    assert list(cache.get("m")) == ["h1"]
+    cache.discard()
+    assert not resume_path(db).exists()
