@@ -109,3 +109,23 @@ def test_a_damaged_resume_file_is_started_afresh(tmp_path):
     assert list(cache.get("m")) == ["h1"]
     cache.discard()
     assert not resume_path(db).exists()
+
+
+@pytest.mark.slow
+def test_a_rebuild_that_adds_papers_keeps_the_tldrs_and_keyphrases_of_the_others(tmp_path):
+    import json
+
+    records = json.loads(ICML200.read_text())
+    first = tmp_path / "icml180.json"
+    first.write_text(json.dumps(records[:180]))
+    db = tmp_path / "icml.db"
+    build([first], db, engine=LocalEngine(precision="fp32"))
+    before, _ = _by_id(db)
+    engine = _CountingEngine()
+    rep = build([ICML200], db, engine=engine)
+    assert rep.n_embedded == 20 and engine.n_embedded == 20
+    assert rep.n_tldr_reused == 180 and rep.n_keyphrases_reused == 180
+    assert rep.topic_mode == "update"
+    after, _ = _by_id(db)
+    assert all(after[pid].tldr == p.tldr and after[pid].keyphrases == p.keyphrases for pid, p in before.items())
+    assert all(after[pid].tldr and after[pid].keyphrases for pid in set(after) - set(before))

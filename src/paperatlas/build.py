@@ -27,7 +27,7 @@ from .enrich.embed import Embedder, MiniLMEmbedder, paper_text
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
 from .enrich.tldr import METHOD as TLDR_METHOD
-from .enrich.topics import TopicModel, update_topics
+from .enrich.topics import MAX_NEW_SHARE, TopicModel, update_topics
 from .model import AUTHOR_TLDR, Paper
 from .sources.merge import merge_papers
 from .store import sqlite as store
@@ -81,6 +81,9 @@ class BuildReport:
         n_embedded: papers embedded by this build.
         n_reused: papers whose stored embedding was reused.
         n_resumed: of those, papers whose vector an interrupted build had made.
+        n_tldr_reused: papers whose TL;DR the last build made from the same text (kept, not recomputed).
+        n_keyphrases_reused: papers whose keyphrases were kept (same text, and at most 25% of the papers new or
+            changed: keyphrase scores depend on corpus counts).
         n_topics: sub-topics.
         n_areas: areas.
         topic_mode: how the topics were made: "fit" (first build), "refit" (fresh, matched to the old ids) or
@@ -103,6 +106,9 @@ class BuildReport:
     n_reused: int = 0
     #: of the reused vectors, those an interrupted build had made (the resume file, :mod:`paperatlas.store.resume`)
     n_resumed: int = 0
+    #: papers whose TL;DR / keyphrases the last build made from the same text and this one kept
+    n_tldr_reused: int = 0
+    n_keyphrases_reused: int = 0
     n_topics: int = 0
     n_areas: int = 0
     #: how the topics were made: "fit" (first build), "refit" (fresh, matched to the old ids) or "update"
@@ -137,6 +143,18 @@ def content_hash(p: Paper) -> str:
         The hex digest of :func:`paperatlas.enrich.embed.paper_text`.
     """
     return hashlib.sha1(paper_text(p.title, p.abstract).encode()).hexdigest()
+
+
+def text_hash(p: Paper) -> str:
+    """SHA-1 of the text keyphrases and TL;DR are made from (title + abstract, or the digest without abstract).
+
+    Args:
+        p: the paper.
+
+    Returns:
+        The hex digest.
+    """
+    return hashlib.sha1(f"{p.title}\n{p.abstract or p.digest}".encode()).hexdigest()
 
 
 def _peak_rss_mib() -> float:
@@ -246,12 +264,33 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
 
         kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
         stage("keyphrases")
-        items = [WorkItem(row=i, title=p.title, text=p.abstract or p.digest, abstract=p.abstract, embed=i in todo,
-                          tldr=tldr_backend is None and not (p.tldr and p.tldr_method == AUTHOR_TLDR))
-                 for i, p in enumerate(papers)]
+        # what the last build made from the same text is kept: TL;DRs always, keyphrases and label terms while
+        # the corpus changes little (they depend on corpus counts; the same rule as keeping topics)
+        prev = store.previous_enrichment(con)
+        text_hashes = [text_hash(p) for p in papers]
+        changed = sum(1 for p, th in zip(papers, text_hashes, strict=True)
+                      if p.id not in prev or prev[p.id].text_hash != th)
+        keep_terms = not refit_topics and changed <= MAX_NEW_SHARE * len(papers)
+        label_terms: list[list[str]] = [[] for _ in papers]  # a paper's 15 best candidate phrases: label evidence
+        items = []
+        for i, (p, th) in enumerate(zip(papers, text_hashes, strict=True)):
+            e = prev.get(p.id)
+            same = e is not None and e.text_hash == th
+            need_tldr = tldr_backend is None and not (p.tldr and p.tldr_method == AUTHOR_TLDR)
+            if need_tldr and same and e.tldr_method == TLDR_METHOD and e.tldr:
+                p.tldr, p.tldr_method, need_tldr = e.tldr, e.tldr_method, False
+                report.n_tldr_reused += 1
+            need_kp = True
+            if keep_terms and same and e.keyphrases_method == kx.method == e.terms_method and e.label_terms:
+                p.keyphrases, p.keyphrases_method, label_terms[i] = e.keyphrases, kx.method, e.label_terms
+                need_kp = False
+                report.n_keyphrases_reused += 1
+            if i in todo or need_tldr or need_kp:
+                items.append(WorkItem(row=i, title=p.title, text=p.abstract or p.digest, abstract=p.abstract,
+                                      embed=i in todo, tldr=need_tldr, keyphrases=need_kp))
+        del prev
         if engine is None:
             engine = LocalEngine(precision=precision, embedder=embedder)
-        label_terms: list[list[str]] = [[] for _ in papers]  # a paper's 15 best candidate phrases: label evidence
         what = "embedding, keyphrases, TL;DRs" if todo else "keyphrases, TL;DRs"
         loop_start = time.perf_counter()
         for res in engine.run(items, kx, progress=progress(what, len(items))):
@@ -259,8 +298,9 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
                 vectors[res.embedded] = res.vectors
                 resume.add(model_name, [hashes[i] for i in res.embedded], res.vectors)
             for i, kps, terms, tldr in zip(res.rows, res.keyphrases, res.label_terms, res.tldrs, strict=True):
-                papers[i].keyphrases, papers[i].keyphrases_method = kps, kx.method
-                label_terms[i] = terms
+                if kps is not None:
+                    papers[i].keyphrases, papers[i].keyphrases_method = kps, kx.method
+                    label_terms[i] = terms or []
                 if tldr is not None:
                     papers[i].tldr, papers[i].tldr_method = tldr, TLDR_METHOD
             for k, v in res.seconds.items():
@@ -273,6 +313,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
             stage(f"per-paper ({engine.name})")
         report.per_paper_seconds = time.perf_counter() - loop_start
         store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
+        store.write_label_terms(con, [(p.id, th, kx.method, t)
+                                      for p, th, t in zip(papers, text_hashes, label_terms, strict=True)])
         stage("write-embeddings")
         if tldr_backend is not None:  # a generative TL;DR: here, one paper at a time
             from .llm.tldr import generate_tldr

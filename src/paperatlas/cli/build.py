@@ -166,7 +166,9 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
                        "--strict makes them fatal", err=True)
     click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
                f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}"
-               + (f" ({rep.n_resumed} from an interrupted build)" if rep.n_resumed else ""))
+               + (f" ({rep.n_resumed} from an interrupted build)" if rep.n_resumed else "")
+               + (f"; kept {rep.n_tldr_reused} TL;DRs and {rep.n_keyphrases_reused} keyphrase sets of unchanged papers"
+                  if rep.n_tldr_reused or rep.n_keyphrases_reused else ""))
     how = {"fit": "clustered", "refit": "reclustered (ids and labels matched to the previous build)",
            "update": "updated from the previous build (map positions kept)"}.get(rep.topic_mode, rep.topic_mode)
     kept = f"; {rep.topics_kept_share:.1%} of earlier papers keep their topic" \

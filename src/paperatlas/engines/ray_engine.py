@@ -9,7 +9,7 @@ actors once through Ray's object store. Results stream back to the driver batch 
 With no address a local Ray cluster is started for the build (and stopped after it); with ``--address`` (what
 ``ray start --head`` prints, e.g. ``192.168.1.10:6379``) the job runs on that cluster, whose workers must have
 paperatlas and its model installed (``pip install 'paperatlas[ray]'``). Ray moves the extractor and the batches
-between processes with its own serialisation; nothing of that is written to the atlas (which holds no pickles).
+between processes with its own serialisation; none of that is written to the atlas.
 """
 
 from __future__ import annotations
@@ -60,9 +60,10 @@ class _Worker:
         self.embedder = None
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        items = [WorkItem(row=int(r), title=str(t), text=str(x), abstract=str(a), embed=bool(e), tldr=bool(d))
-                 for r, t, x, a, e, d in zip(batch["row"], batch["title"], batch["text"], batch["abstract"],
-                                             batch["embed"], batch["tldr"], strict=True)]
+        items = [WorkItem(row=int(r), title=str(t), text=str(x), abstract=str(a), embed=bool(e), tldr=bool(d),
+                          keyphrases=bool(k))
+                 for r, t, x, a, e, d, k in zip(batch["row"], batch["title"], batch["text"], batch["abstract"],
+                                                batch["embed"], batch["tldr"], batch["keyphrases"], strict=True)]
         if self.embedder is None and any(it.embed for it in items):
             self.embedder = self._get_embedder(precision=self.precision)
         res = enrich_batch(items, self.kx, self.embedder)
@@ -155,7 +156,8 @@ class RayEngine:
             n_blocks = max(-(-len(items) // self.batch_size), 4 * workers)
             batch = max(1, -(-len(items) // n_blocks))
             ds = ray.data.from_items([{"row": it.row, "title": it.title, "text": it.text, "abstract": it.abstract,
-                                       "embed": it.embed, "tldr": it.tldr} for it in items],
+                                       "embed": it.embed, "tldr": it.tldr, "keyphrases": it.keyphrases}
+                                     for it in items],
                                      override_num_blocks=n_blocks)
             out = ds.map_batches(_Worker, batch_size=batch, batch_format="numpy",
                                  compute=ray.data.ActorPoolStrategy(size=workers),

@@ -25,8 +25,9 @@ class WorkItem:
         text: the abstract, or the digest when there is no abstract (keyphrases and TL;DR are made from it).
         abstract: the abstract as embedded (:func:`paperatlas.enrich.embed.paper_text` of title and abstract).
         embed: whether it needs an embedding (no stored vector for its text).
-        tldr: whether it needs an extractive TL;DR (False when the authors' own TL;DR is kept or a generative
-            backend writes it).
+        tldr: whether it needs an extractive TL;DR (False when the authors' own TL;DR is kept, a generative
+            backend writes it, or the last build's is reused).
+        keyphrases: whether it needs keyphrases and label terms (False when the last build's are reused).
     """
 
     row: int
@@ -35,6 +36,7 @@ class WorkItem:
     abstract: str = ""
     embed: bool = True
     tldr: bool = True
+    keyphrases: bool = True
 
 
 @dataclass
@@ -43,9 +45,9 @@ class WorkResult:
 
     Attributes:
         rows: the items' rows.
-        keyphrases: the paper's keyphrases (3-8), per row.
+        keyphrases: the paper's keyphrases (3-8), per row; None where the item asked for none.
         label_terms: its keyphrases then its best other candidate phrases (at most :data:`LABEL_TERMS` more),
-            per row.
+            per row; None where the item asked for none.
         tldrs: the extractive TL;DR, or None where the item asked for none.
         embedded: the rows that were embedded (a subset of ``rows``, in order).
         vectors: ``(len(embedded), dim)`` float32, L2-normalised.
@@ -53,8 +55,8 @@ class WorkResult:
     """
 
     rows: list[int]
-    keyphrases: list[list[str]]
-    label_terms: list[list[str]]
+    keyphrases: list[list[str] | None]
+    label_terms: list[list[str] | None]
     tldrs: list[str | None]
     embedded: list[int]
     vectors: np.ndarray
@@ -86,6 +88,10 @@ def enrich_batch(items: list[WorkItem], kx: KeyphraseExtractor, embedder: Embedd
     seconds["embed"] = t1 - t0
     keyphrases, label_terms = [], []
     for it in items:
+        if not it.keyphrases:
+            keyphrases.append(None)
+            label_terms.append(None)
+            continue
         scored = kx.score(it.title, it.text)
         kps = kx.extract(it.title, it.text, scored=scored)
         keyphrases.append(kps)

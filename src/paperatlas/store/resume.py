@@ -4,7 +4,7 @@ A build works on a private copy of the atlas (:func:`paperatlas.store.sqlite.ato
 when the build is interrupted. The embeddings are the expensive part (minutes per ten thousand papers), so every
 batch of vectors is also committed to ``.<atlas name>.resume`` (SQLite, next to the atlas) as soon as it is made,
 keyed by the model and the hash of the embedded text. The next build of that atlas reads it like the atlas's own
-embeddings, and a build that finishes deletes it. It holds only vectors (float32 bytes), never pickles.
+embeddings, and a build that finishes deletes it. It holds only vectors (float32 bytes).
 """
 
 from __future__ import annotations
