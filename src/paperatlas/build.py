@@ -23,14 +23,19 @@ import numpy as np
 from . import sources
 from .engines import WorkItem
 from .engines.local import LocalEngine
+from .enrich import lexical
 from .enrich.embed import Embedder, MiniLMEmbedder, paper_text
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
+from .enrich.lexical import lexical_index, lexical_text
 from .enrich.tldr import METHOD as TLDR_METHOD
 from .enrich.topics import MAX_NEW_SHARE, TopicModel, update_topics
 from .model import AUTHOR_TLDR, Paper
+from .search.neighbours import STORED as NEIGHBOURS
+from .search.neighbours import build_index_blob
 from .sources.merge import merge_papers
 from .store import sqlite as store
+from .store.enrichment import previous_enrichment, write_label_terms
 from .store.lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .store.resume import ResumeCache
 
@@ -98,6 +103,7 @@ class BuildReport:
         worker_seconds: per-paper stage -> seconds, summed over the engine's workers.
         per_paper_seconds: wall time of the per-paper stages together, seconds.
         peak_rss_mib: peak resident memory of the process, MiB.
+        notes: one-line remarks for the reader (e.g. the neighbour index needs USearch).
     """
 
     n_read: int = 0
@@ -126,6 +132,8 @@ class BuildReport:
     #: wall time of the per-paper stages (embedding, keyphrases, TL;DRs) together, seconds
     per_paper_seconds: float = 0.0
     peak_rss_mib: float = 0.0
+    #: what the reader should know (e.g. an index that could not be made)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def total_seconds(self) -> float:
@@ -266,7 +274,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         stage("keyphrases")
         # what the last build made from the same text is kept: TL;DRs always, keyphrases and label terms while
         # the corpus changes little (they depend on corpus counts; the same rule as keeping topics)
-        prev = store.previous_enrichment(con)
+        prev = previous_enrichment(con)
         text_hashes = [text_hash(p) for p in papers]
         changed = sum(1 for p, th in zip(papers, text_hashes, strict=True)
                       if p.id not in prev or prev[p.id].text_hash != th)
@@ -313,7 +321,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
             stage(f"per-paper ({engine.name})")
         report.per_paper_seconds = time.perf_counter() - loop_start
         store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
-        store.write_label_terms(con, [(p.id, th, kx.method, t)
+        write_label_terms(con, [(p.id, th, kx.method, t)
                                       for p, th, t in zip(papers, text_hashes, label_terms, strict=True)])
         stage("write-embeddings")
         if tldr_backend is not None:  # a generative TL;DR: here, one paper at a time
@@ -379,6 +387,18 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         store.apply_overrides(papers, store.get_overrides(con))
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
+        stage("write")
+        # the query-side indexes, made now rather than at a reader's first request
+        texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
+        matrix, terms = lexical_index(texts)
+        store.write_model(con, lexical.NAME, lexical.dumps(matrix, terms, [p.id for p in papers], texts))
+        del matrix, terms, texts
+        try:
+            store.write_model(con, NEIGHBOURS, build_index_blob(vectors))
+        except ImportError as e:  # searched exactly (slower, same results) until USearch is installed
+            store.write_model(con, NEIGHBOURS, None)
+            report.notes.append(str(e))
+        stage("indexes")
         store.write_model(con, "topics", res.model.dumps())
         named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
         store.set_meta(con, sources=named, embed_model=model_name,

@@ -179,6 +179,8 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
         reasons = sorted(set(rep.labels_rejected.values()))
         click.echo(f"topic labels by {label_backend}: {rep.n_labels_generated} generated, "
                    f"{len(rep.labels_rejected)} kept extractive" + (f" ({'; '.join(reasons[:4])})" if reasons else ""))
+    for note in rep.notes:
+        click.echo(f"note: {note}", err=True)
     if engine == "ray":
         click.echo(f"ray: per-paper work {rep.per_paper_seconds:.1f}s wall; worker time "
                    + ", ".join(f"{k} {v:.1f}s" for k, v in rep.worker_seconds.items()))

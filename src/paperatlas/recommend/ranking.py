@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..enrich.lexical import lexical_index
+
 #: weight of the lexical (TF-IDF) z-score next to the dense (MiniLM) one
 LEXICAL_WEIGHT = 1.0
 #: share of the max (vs the mean) of the per-liked-paper cosines in a paper's affinity
@@ -29,23 +31,6 @@ ASL_TFIDF = dict(input="content", encoding="utf-8", decode_error="replace", stri
 ASL_SVM = dict(class_weight="balanced", verbose=False, max_iter=10000, tol=1e-6, C=0.01)
 
 
-def _tfidf(texts: Sequence[str], **params):
-    """TF-IDF of ``texts``: ``(matrix, terms)``.
-
-    The matrix is sparse CSR ``(n, vocab)`` float32 L2-normalised, ``terms`` the ``(vocab,)`` array of its terms
-    (unigrams and bigrams); on a tiny corpus whose vocabulary the document-frequency limits empty, falls back to
-    ``min_df=1, max_df=1.0``.
-    """
-    from ..enrich.topics import tfidf_vectorizer
-
-    vec = tfidf_vectorizer().set_params(**params) if params else tfidf_vectorizer()
-    try:
-        x = vec.fit_transform(list(texts))
-    except ValueError:
-        x = vec.set_params(min_df=1, max_df=1.0).fit_transform(list(texts))
-    return x.astype(np.float32).tocsr(), vec.get_feature_names_out()
-
-
 def _zscore(s: np.ndarray) -> np.ndarray:
     sd = float(s.std())
     return (s - float(s.mean())) / (sd or 1.0)
@@ -54,7 +39,8 @@ def _zscore(s: np.ndarray) -> np.ndarray:
 class Recommender:
     """Our ranking over one corpus, on arrays.
 
-    Building fits the TF-IDF matrix once (``self.tfidf``, sparse ``(n, vocab)``, its terms in ``self.terms``).
+    Building fits the TF-IDF matrix once (``self.tfidf``, sparse ``(n, vocab)``, its terms in ``self.terms``;
+    :func:`paperatlas.enrich.lexical.lexical_index`) unless it is given.
 
     Args:
         texts: ``texts[i]`` is paper ``i``'s ``"title. abstract"``.
@@ -64,6 +50,8 @@ class Recommender:
         dislike_weight: weight of the max cosine to a disliked paper (default :data:`DISLIKE_WEIGHT`).
         prf_depth: papers added by the feedback round (default :data:`PRF_DEPTH`).
         prf_weight: their weight (default :data:`PRF_WEIGHT`; 0 = off).
+        tfidf: ``(matrix, terms)`` of ``texts`` made already (:func:`paperatlas.enrich.lexical.lexical_index`, e.g.
+            stored by the build); None to fit it here.
 
     Raises:
         ValueError: when ``texts`` and ``vectors`` differ in length.
@@ -71,12 +59,15 @@ class Recommender:
 
     def __init__(self, texts: Sequence[str], vectors: np.ndarray, lexical_weight: float = LEXICAL_WEIGHT,
                  max_weight: float = MAX_WEIGHT, dislike_weight: float = DISLIKE_WEIGHT, prf_depth: int = PRF_DEPTH,
-                 prf_weight: float = PRF_WEIGHT):
+                 prf_weight: float = PRF_WEIGHT, tfidf=None):
         if len(texts) != len(vectors):
             raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
         self.n = len(texts)
         self.vectors = np.asarray(vectors, dtype=np.float32)
-        self.tfidf, self.terms = _tfidf(texts) if self.n else (None, np.array([], dtype=object))
+        if tfidf is not None:
+            self.tfidf, self.terms = tfidf
+        else:
+            self.tfidf, self.terms = lexical_index(texts) if self.n else (None, np.array([], dtype=object))
         self.lexical_weight, self.max_weight, self.dislike_weight = lexical_weight, max_weight, dislike_weight
         self.prf_depth, self.prf_weight = prf_depth, prf_weight
 

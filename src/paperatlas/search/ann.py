@@ -12,10 +12,10 @@ cosines returned are exact and only the set of rows found is approximate. Recall
 benchmark's near-duplicate vectors (copies of real MiniLM vectors with as much noise as signal, a hard case):
 1.000 at 200,000 rows, 0.954 at 1,000,000 (measured with 2 candidates a result: 4 can only find more).
 
-An index is stored as :meth:`NeighbourIndex.to_bytes`: a short JSON header and USearch's own serialisation, never a
-pickle. :meth:`NeighbourIndex.from_bytes` checks the whole graph (sizes, levels, every neighbour slot, every key)
-before USearch sees it, because USearch trusts its input: a corrupted neighbour slot crashes the process at the
-first search instead of raising.
+An index is stored as :meth:`NeighbourIndex.to_bytes`: a short JSON header and USearch's own serialisation (bytes of
+arrays, no Python objects). :meth:`NeighbourIndex.from_bytes` checks the whole graph (sizes, levels, every neighbour
+slot, every key) before USearch sees it, because USearch trusts its input: a corrupted neighbour slot crashes the
+process at the first search instead of raising.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ class NeighbourIndex:
 
         Returns:
             ``_MAGIC``, a 4-byte little-endian header length, the UTF-8 JSON header (format, mode, ``n``, ``dim``,
-            graph parameters, USearch version), then the graph (nothing in exact mode). Never a pickle.
+            graph parameters, USearch version), then the graph (nothing in exact mode); no Python objects.
         """
         header = {"format": _FORMAT, "mode": "exact" if self.exact else "usearch", "n": len(self.vectors),
                   "dim": int(self.vectors.shape[1])}

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..store import Atlas
 from ..text import word_tokens
+from .neighbours import neighbour_index
 
 RRF_K = 60
 POOL = 200
@@ -70,9 +71,8 @@ def semantic_ranking(atlas: Atlas, query_vec: np.ndarray, limit: int = POOL) -> 
     """
     if atlas.vectors.size == 0:
         return []
-    sims = atlas.vectors @ query_vec.astype(np.float32)
-    top = np.argsort(-sims, kind="stable")[:limit]
-    return [(atlas.ids[i], float(sims[i])) for i in top]
+    rows, cos = neighbour_index(atlas).search(np.asarray(query_vec, dtype=np.float32), limit)
+    return [(atlas.ids[int(i)], float(c)) for i, c in zip(rows, cos, strict=True)]
 
 
 def rrf(rankings: list[list[str]], k: int = RRF_K) -> dict[str, float]:

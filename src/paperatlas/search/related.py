@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..model import Paper
 from ..store import Atlas
 from ..text import word_tokens
 from ..vocab import BROAD, GENERIC, STOP, norm_word, phrase_key
+from .neighbours import neighbour_index
 
 
 @dataclass
@@ -129,7 +128,7 @@ def related(atlas: Atlas, paper: Paper, k: int = 10) -> list[Related]:
     """
     if paper.id not in atlas.row_of:
         return []
-    sims = atlas.vectors @ atlas.vectors[atlas.row_of[paper.id]]
-    order = [i for i in np.argsort(-sims, kind="stable") if atlas.ids[i] != paper.id][:k]
-    return [Related(atlas.by_id[atlas.ids[i]], float(sims[i]), explain(atlas, paper, atlas.by_id[atlas.ids[i]]))
-            for i in order]
+    rows, cos = neighbour_index(atlas).search(atlas.vectors[atlas.row_of[paper.id]], k + 1)
+    order = [(int(i), float(c)) for i, c in zip(rows, cos, strict=True) if atlas.ids[i] != paper.id][:k]
+    return [Related(atlas.by_id[atlas.ids[i]], c, explain(atlas, paper, atlas.by_id[atlas.ids[i]]))
+            for i, c in order]

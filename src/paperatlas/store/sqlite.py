@@ -17,7 +17,6 @@ import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -49,8 +48,8 @@ _PAPER_COLS = _SCALAR_FIELDS + _JSON_FIELDS
 
 __all__ = ["AtlasNotFound", "Atlas", "atomic_rebuild", "connect", "row_to_paper", "SCHEMA_VERSION", "write_papers",
            "write_topics", "read_model", "write_model", "previous_placement", "previous_topics", "cached_embeddings",
-           "write_embeddings", "set_meta", "previous_enrichment", "PreviousEnrichment", "write_label_terms",
-           "EDIT_METHOD", "EDITABLE_FIELDS", "USER_TABLES", "apply_overrides", "get_overrides", "relink_user_rows"]
+           "write_embeddings", "set_meta", "EDIT_METHOD", "EDITABLE_FIELDS", "USER_TABLES", "apply_overrides",
+           "get_overrides", "relink_user_rows"]
 
 
 @contextlib.contextmanager
@@ -230,15 +229,18 @@ def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
     return bytes(row[0]) if row and isinstance(row[0], (bytes, str)) else None
 
 
-def write_model(con: sqlite3.Connection, name: str, blob: bytes) -> None:
-    """Store a blob under a name, replacing any previous one.
+def write_model(con: sqlite3.Connection, name: str, blob: bytes | None) -> None:
+    """Store a blob under a name, replacing any previous one (None deletes it).
 
     Args:
         con: A writable connection (a build's copy).
         name: The blob's name.
-        blob: The bytes.
+        blob: The bytes, or None to remove the stored blob.
     """
-    con.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (name, blob))
+    if blob is None:
+        con.execute("DELETE FROM models WHERE name = ?", (name,))
+    else:
+        con.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (name, blob))
 
 
 def previous_placement(con: sqlite3.Connection) -> dict[str, tuple[int | None, float | None, float | None, str]]:
@@ -255,71 +257,6 @@ def previous_placement(con: sqlite3.Connection) -> dict[str, tuple[int | None, f
     except sqlite3.OperationalError:
         return {}
     return {r[0]: (r[1], r[2], r[3], r[4] or "") for r in rows}
-
-
-@dataclass
-class PreviousEnrichment:
-    """What the last build generated for one paper, to be reused when its text has not changed.
-
-    Attributes:
-        content_hash: hash of the paper's embedded text then (:func:`paperatlas.build.content_hash`).
-        text_hash: hash of the text its keyphrases and TL;DR were made from (title + abstract or digest).
-        tldr: its TL;DR, made by ``tldr_method``.
-        tldr_method: e.g. ``"extractive v2"`` (``"edited by reader"`` for an override).
-        keyphrases: its keyphrases, made by ``keyphrases_method``.
-        keyphrases_method: e.g. ``"phrase-logreg v2"``.
-        label_terms: its label terms (``[]`` when the atlas has none stored).
-        terms_method: the keyphrase method of ``label_terms``.
-    """
-
-    content_hash: str
-    text_hash: str
-    tldr: str
-    tldr_method: str
-    keyphrases: list[str]
-    keyphrases_method: str
-    label_terms: list[str]
-    terms_method: str
-
-
-def previous_enrichment(con: sqlite3.Connection) -> dict[str, PreviousEnrichment]:
-    """TL;DRs, keyphrases and label terms the atlas holds, before this build rewrites them.
-
-    Args:
-        con: A connection to the atlas (a build's copy, before :func:`write_papers`).
-
-    Returns:
-        ``paper_id -> PreviousEnrichment`` (empty for a new atlas). A row whose JSON cannot be read is left out.
-    """
-    try:
-        rows = con.execute("SELECT p.id, p.content_hash, p.tldr, p.tldr_method, p.keyphrases, p.keyphrases_method, "
-                           "t.content_hash, t.method, t.terms FROM papers p "
-                           "LEFT JOIN paper_terms t ON t.paper_id = p.id").fetchall()
-    except sqlite3.OperationalError:
-        return {}
-    out = {}
-    for r in rows:
-        try:
-            kps = json.loads(r[4] or "[]")
-            terms = json.loads(r[8] or "[]")
-        except ValueError:
-            continue
-        out[r[0]] = PreviousEnrichment(str(r[1] or ""), str(r[6] or ""), str(r[2] or ""), str(r[3] or ""),
-                                       [str(k) for k in kps], str(r[5] or ""), [str(t) for t in terms],
-                                       str(r[7] or ""))
-    return out
-
-
-def write_label_terms(con: sqlite3.Connection, rows: list[tuple[str, str, str, list[str]]]) -> None:
-    """Replace the stored label terms.
-
-    Args:
-        con: A writable connection (a build's copy).
-        rows: ``(paper_id, text hash, keyphrase method, label terms)`` per paper.
-    """
-    con.execute("DELETE FROM paper_terms")
-    con.executemany("INSERT INTO paper_terms VALUES (?, ?, ?, ?)",
-                    [(pid, h, m, json.dumps(t, ensure_ascii=False)) for pid, h, m, t in rows])
 
 
 def previous_topics(con: sqlite3.Connection) -> dict[int, Topic]:
@@ -522,6 +459,10 @@ class Atlas:
             if name not in self._derived:
                 self._derived[name] = compute()
         return self._derived[name]  # type: ignore[return-value]
+
+    def stored_model(self, name: str) -> bytes | None:
+        """The blob the build stored as ``name`` (e.g. ``"recommender.tfidf"``) in ``models``, or None if none."""
+        return read_model(self.con, name)
 
     def close(self) -> None:
         """Close the underlying connection."""

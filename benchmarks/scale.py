@@ -1,0 +1,204 @@
+"""How paperatlas scales: one table at 1k / 10k / 42k papers (build stages, memory, atlas size, HTTP latency).
+
+Usage:
+    python benchmarks/scale.py [--sizes 1000,10000,all] [--workdir /tmp/scale] [--engine local|ray]
+                               [--precision auto|fp32|bf16] [--src PATH] [--requests 200] [--keep]
+
+For each size N it takes the first N papers of the Paper Copilot paperlists dumps in ``../shared/data`` (largest
+listing first, records kept as they are: real-format input), writes them as one paperlists JSON listing, and:
+
+1. **builds** a new atlas from it in a fresh process (``paperatlas.build.build``, the real model): seconds per
+   stage, papers/s (N / total), the process's peak RSS (MiB);
+2. records the **atlas size** (MiB);
+3. starts ``paperatlas serve`` on it and times the **first query**: the first ``/api/search`` answered after the
+   server accepts connections (what a reader waits for after ``serve``), and the process start to that answer;
+4. sends ``--requests`` searches (queries from ``benchmarks/data/search_queries.json``) and as many related-paper
+   requests (``/api/related/<id>``, random papers) one after the other from one client, after a warm-up of 20
+   each, and prints p50/p95 in milliseconds.
+
+``--src PATH`` runs an older checkout's code (``PATH`` = its ``src`` folder) for before/after figures; ``--engine``
+and ``--precision`` are passed to the build when that code knows them. ``all`` is every paper of the dumps
+(42,7xx). Speed and memory goals live here, not in tests. The machine is printed with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import json
+import os
+import platform
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERLISTS = ROOT.parent / "shared" / "data" / "paperlists"
+QUERIES = ROOT / "benchmarks" / "data" / "search_queries.json"
+
+_BUILD = r"""
+import json, sys, time, inspect
+from paperatlas.build import build
+args = json.loads(sys.argv[1])
+kw = {}
+params = inspect.signature(build).parameters
+if "precision" in params:
+    kw["precision"] = args["precision"]
+if args["engine"] != "local":
+    from paperatlas.engines import get_engine
+    kw["engine"] = get_engine(args["engine"], precision=args["precision"])
+t0 = time.perf_counter()
+rep = build([args["listing"]], args["db"], **kw)
+wall = time.perf_counter() - t0
+print("REPORT " + json.dumps({"stages": rep.stage_seconds, "wall": wall, "rss": rep.peak_rss_mib,
+                              "n": rep.n_papers, "worker": getattr(rep, "worker_seconds", {})}))
+"""
+
+
+def write_listing(n: int | None, path: Path) -> int:
+    """The first ``n`` records with a title (all when None), largest dump first, as one JSON list at ``path``."""
+    files = sorted(glob.glob(str(PAPERLISTS / "*" / "*.json.gz")), key=lambda f: -Path(f).stat().st_size)
+    if not files:
+        raise SystemExit(f"{PAPERLISTS}: no *.json.gz listings (../shared data is needed)")
+    out: list[dict] = []
+    for f in files:
+        with gzip.open(f, "rt", encoding="utf-8") as fh:
+            records = json.load(fh)
+        for r in records:
+            if isinstance(r, dict) and str(r.get("title") or "").strip():
+                out.append(r)
+                if n is not None and len(out) >= n:
+                    break
+        if n is not None and len(out) >= n:
+            break
+    path.write_text(json.dumps(out), encoding="utf-8")
+    return len(out)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+
+
+def http_figures(db: Path, env: dict, n_requests: int) -> dict:
+    """Serve ``db``, time the first search, then p50/p95 of searches and related-paper requests (ms)."""
+    import httpx
+
+    port = free_port()
+    t_start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "paperatlas.cli", "serve", "--db", str(db), "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        client = httpx.Client(base_url=base, timeout=120)
+        while True:  # until the server accepts connections
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise SystemExit(f"serve exited: {proc.stderr.read().decode()[-2000:]}") from None
+                time.sleep(0.02)
+        t_listen = time.perf_counter()
+        r = client.get("/api/search", params={"q": "graph neural networks"})
+        t_first = time.perf_counter()
+        r.raise_for_status()
+        queries = [q["query"] for q in json.loads(QUERIES.read_text())["queries"]]
+        ids = [row["id"] for row in r.json().get("results", [])] or []
+        # related: random papers of the atlas (ids from searches of common words)
+        for q in ("learning", "model", "network", "data"):
+            ids += [row["id"] for row in client.get("/api/search", params={"q": q}).json().get("results", [])]
+        rng = random.Random(0)
+        search_ms, related_ms = [], []
+        for k in range(20 + n_requests):
+            t = time.perf_counter()
+            client.get("/api/search", params={"q": queries[k % len(queries)]}).raise_for_status()
+            if k >= 20:
+                search_ms.append(1000 * (time.perf_counter() - t))
+        for k in range(20 + n_requests):
+            pid = rng.choice(ids)
+            t = time.perf_counter()
+            client.get(f"/api/related/{pid}").raise_for_status()
+            if k >= 20:
+                related_ms.append(1000 * (time.perf_counter() - t))
+        return {"first_query_s": t_first - t_listen, "start_to_first_s": t_first - t_start,
+                "search_p50": pct(search_ms, 50), "search_p95": pct(search_ms, 95),
+                "related_p50": pct(related_ms, 50), "related_p95": pct(related_ms, 95)}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000,10000,all", help="comma-separated paper counts, or 'all'")
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/paperatlas-scale"))
+    ap.add_argument("--engine", default="local", choices=["local", "ray"])
+    ap.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16"])
+    ap.add_argument("--src", default=None, help="run this src folder's paperatlas (an older checkout)")
+    ap.add_argument("--requests", type=int, default=200, help="timed searches and related requests per size")
+    ap.add_argument("--keep", action="store_true", help="keep the atlases (default: deleted after each size)")
+    args = ap.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = (str(Path(args.src).resolve()) if args.src else str(ROOT / "src"))
+    env.setdefault("PAPERATLAS_MODEL_CACHE", str(args.workdir / "models"))
+    env["TQDM_DISABLE"] = "1"
+    rows = []
+    for size in args.sizes.split(","):
+        n = None if size == "all" else int(size)
+        listing = args.workdir / f"papers_{size}.json"
+        n_real = write_listing(n, listing)
+        db = args.workdir / f"atlas_{size}.db"
+        for f in args.workdir.glob(f"*atlas_{size}.db*"):
+            f.unlink()
+        print(f"[{time.strftime('%H:%M:%S')}] {n_real} papers: building...", file=sys.stderr, flush=True)
+        job = {"listing": str(listing), "db": str(db), "engine": args.engine, "precision": args.precision}
+        out = subprocess.run([sys.executable, "-c", _BUILD, json.dumps(job)], env=env, capture_output=True,
+                             text=True)
+        line = next((x for x in out.stdout.splitlines() if x.startswith("REPORT ")), None)
+        if out.returncode or line is None:
+            raise SystemExit(f"build of {n_real} papers failed:\n{out.stderr[-3000:]}")
+        rep = json.loads(line[7:])
+        print(f"[{time.strftime('%H:%M:%S')}] built in {rep['wall']:.0f} s; serving...", file=sys.stderr, flush=True)
+        web = http_figures(db, env, args.requests)
+        rows.append((n_real, rep, db.stat().st_size / 2**20, web))
+        print(json.dumps({"n": n_real, **rep, "atlas_mib": rows[-1][2], **web}), file=sys.stderr, flush=True)
+        if not args.keep:
+            db.unlink()
+    cpu = platform.processor() or platform.machine()
+    try:
+        model = next(x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
+                     if x.startswith("model name"))
+    except (OSError, StopIteration):
+        model = cpu
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    print(f"\nmachine: {model}, {os.cpu_count()} cores, {mem:.0f} GiB; code: {args.src or 'this checkout'}; "
+          f"engine {args.engine}, precision {args.precision}\n")
+    stages = sorted({k for _, rep, _, _ in rows for k in rep["stages"]},
+                    key=lambda k: min(list(rep["stages"]).index(k) if k in rep["stages"] else 99
+                                      for _, rep, _, _ in rows))
+    print("| papers | " + " | ".join(f"{s} s" for s in stages) + " | total s | papers/s | peak RSS MiB | atlas MiB | "
+          "first query s | start→first s | search p50/p95 ms | related p50/p95 ms |")
+    print("|---" * (len(stages) + 9) + "|")
+    for n_real, rep, size_mib, web in rows:
+        cells = [f"{rep['stages'].get(s, 0):.1f}" for s in stages]
+        print(f"| {n_real:,} | " + " | ".join(cells) + f" | {rep['wall']:.0f} | {n_real / rep['wall']:.1f} | "
+              f"{rep['rss']:.0f} | {size_mib:.0f} | {web['first_query_s']:.2f} | {web['start_to_first_s']:.2f} | "
+              f"{web['search_p50']:.0f}/{web['search_p95']:.0f} | {web['related_p50']:.0f}/{web['related_p95']:.0f} |")
+    shutil.rmtree(args.workdir / "models", ignore_errors=True) if not args.keep else None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Query-side indexes are made by the build, not by a reader's first request.
+
+On the bundled 60-paper ICLR 2021 sample: the recommender's TF-IDF matrix is stored in the atlas and used as is
+while the papers' texts are those it was made from; a graph (HNSW) neighbour index is stored above the size
+threshold and gives the related papers exact search gives.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from conftest import SAMPLE
+from paperatlas.build import build
+from paperatlas.enrich import lexical
+from paperatlas.recommend import Recommender, _atlas_text, recommender_for
+from paperatlas.search import related
+from paperatlas.search.ann import NeighbourIndex
+from paperatlas.search.neighbours import STORED, neighbour_index
+from paperatlas.store import Atlas
+
+
+def test_the_recommenders_tfidf_is_stored_by_the_build_and_used(sample_atlas):
+    atlas = Atlas(sample_atlas)
+    texts = [_atlas_text(atlas.by_id[i]) for i in atlas.ids]
+    stored = lexical.loads(atlas.stored_model(lexical.NAME), atlas.ids, texts)
+    assert stored is not None
+    fitted = Recommender(texts, atlas.vectors)
+    assert (stored[0] != fitted.tfidf).nnz == 0 and list(stored[1]) == list(fitted.terms)
+    rec = recommender_for(atlas)
+    assert (rec.tfidf != fitted.tfidf).nnz == 0
+    # made from other texts (a paper's text changed since): not used
+    changed = texts[:-1] + [texts[-1] + " changed"]
+    assert lexical.loads(atlas.stored_model(lexical.NAME), atlas.ids, changed) is None
+    assert lexical.loads(b"garbage" * 10, atlas.ids, texts) is None
+
+
+def test_a_large_atlas_carries_a_graph_index_that_finds_the_exact_related_papers(tmp_path, monkeypatch):
+    pytest.importorskip("usearch", reason="pip install 'paperatlas[ann]'")
+    monkeypatch.setattr("paperatlas.search.neighbours.ANN_MIN_PAPERS", 50)  # the sample counts as large
+    db = tmp_path / "sample.db"
+    build([SAMPLE], db, venue="ICLR 2021", year=2021)
+    with sqlite3.connect(db) as con:
+        (blob,) = con.execute("SELECT blob FROM models WHERE name = ?", (STORED,)).fetchone()
+    atlas = Atlas(db)
+    index = neighbour_index(atlas)
+    assert not index.exact and len(index) == len(atlas.ids) == 60
+    exact = NeighbourIndex.build(atlas.vectors, min_papers=10**9)
+    found = 0
+    for pid in atlas.ids:
+        got = [r.paper.id for r in related(atlas, atlas.by_id[pid], k=5)]
+        rows, _ = exact.search(atlas.vectors[atlas.row_of[pid]], 6)
+        want = [atlas.ids[i] for i in rows if atlas.ids[i] != pid][:5]
+        found += len(set(got) & set(want))
+    assert found / (5 * 60) >= 0.98
+    # a rebuild under the threshold removes the graph: no stale index is left behind
+    monkeypatch.setattr("paperatlas.search.neighbours.ANN_MIN_PAPERS", 10**9)
+    build([SAMPLE], db, venue="ICLR 2021", year=2021)
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM models WHERE name = ?", (STORED,)).fetchone()[0] == 0
+    assert neighbour_index(Atlas(db)).exact
+    assert isinstance(blob, bytes) and np.frombuffer(blob[:4], np.uint8).size == 4
