@@ -274,9 +274,14 @@ def score(features: dict[str, float], model: dict) -> float:
     if not w:  # no model: prefer early-middle, full sentences with a contribution cue
         return (features.get("cue_we_propose", 0) + features.get("cue_we_show", 0) + 0.5 * features.get("pos_1", 0)
                 + features.get("title_recall", 0) - features.get("dangling", 0))
-    total = 0.0
-    for name, m in mu.items():
-        x = features.get(name, 0.0)
-        if x != m:
-            total += w[name] * (x - m) / sc[name]
+    # Σ w(x − m)/s = Σ −w·m/s (every feature at 0: computed once per model) + Σ (w/s)·x over the features present
+    fast = model.get("_fast")
+    if fast is None:
+        fast = model["_fast"] = ({name: w[name] / sc[name] for name in mu},
+                                 sum(-w[name] * m / sc[name] for name, m in mu.items()))
+    ws, total = fast
+    for name, x in features.items():
+        c = ws.get(name)
+        if c is not None:
+            total += c * x
     return total
