@@ -63,8 +63,13 @@ def _quoted(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
+#: words whose paper sets :func:`papers_with` keeps per atlas (the common ones recur in most queries; ~1 MB each
+#: for a word in 20k papers, whose FTS5 lookup takes ~30 ms at 42k papers)
+WORD_CACHE_SIZE = 256
+
+
 def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
-    """Ids of the papers whose indexed text contains ``word`` (FTS5, porter-stemmed).
+    """Ids of the papers whose indexed text contains ``word`` (FTS5, porter-stemmed); kept per atlas.
 
     Args:
         atlas: the atlas.
@@ -73,9 +78,18 @@ def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
     Returns:
         The paper ids (empty when none).
     """
+    cache: dict[str, frozenset[str]] = atlas.derived("papers by word", dict)  # read-only atlas: never stale
+    hit = cache.get(word)
+    if hit is not None:
+        return hit
+    ids_of = atlas.derived("interned ids", lambda: {pid: pid for pid in atlas.by_id})  # one str per id, shared
     rows = atlas.con.execute("SELECT paper_id FROM papers_fts WHERE papers_fts MATCH ?",
                              (_quoted(word),)).fetchall()
-    return frozenset(r[0] for r in rows)
+    ids = frozenset(ids_of.get(r[0], r[0]) for r in rows)
+    if len(cache) >= WORD_CACHE_SIZE:  # a bounded cache: the oldest word goes first
+        cache.pop(next(iter(cache)))
+    cache[word] = ids
+    return ids
 
 
 #: the words of a query must lie within this many tokens of each other in one field of an abstract to count as
