@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from click.testing import CliRunner
+from playwright.sync_api import expect
 
 from paperatlas.cli import main
 from paperatlas.store import Atlas
@@ -57,7 +58,7 @@ def test_true_count_pages_show_all_and_the_url_reopens_the_same_view(site, sampl
     assert page.is_visible("#sortbar button[data-sort=topic]") and page.is_hidden("#sortbar button[data-sort=rating]")
     # typing a query writes it into the URL, and the URL restores it
     page.fill("#q", "reinforcement")
-    page.wait_for_function("location.search.indexOf('q=reinforcement') >= 0")
+    page.wait_for_url(lambda url: "q=reinforcement" in url)
     shown = _titles(page)
     url = page.url
     assert parse_qs(urlparse(url).query)["q"] == ["reinforcement"]
@@ -110,7 +111,7 @@ def test_paper_page_links_out_copies_bibtex_and_author_pages_list_papers_and_coa
     labels = page.eval_on_selector_all("#outlinks a.out", "els => els.map(e => e.textContent)")
     assert "Search arXiv" in labels and "Search Semantic Scholar" in labels
     page.click("#copybib")
-    page.wait_for_function("document.getElementById('copybib').textContent === 'Copied'")
+    expect(page.locator("#copybib")).to_have_text("Copied", timeout=10_000)  # no eval: works under a CSP
     bib = page.text_content("#bibtex")
     assert bib.startswith("@") and "title = {Hopfield Networks is All You Need}" in bib
     page.click(f"p.authors a.author:text-is('{p.authors[0]}')")
@@ -135,7 +136,7 @@ def test_a_topic_in_the_url_filters_and_a_topic_page_searches_within_itself(site
     assert page.input_value("#f-area") == f"a{area.id}"
     assert page.inner_text("#count").startswith(f"{n_here} paper")
     page.select_option("#f-status", "Poster")  # a filter is written back with the topic kept
-    page.wait_for_function("location.search.indexOf('status=Poster') >= 0")
+    page.wait_for_url(lambda url: "status=Poster" in url)
     assert parse_qs(urlparse(page.url).query)["topic"] == [str(area.id)]
 
 

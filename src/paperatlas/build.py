@@ -11,6 +11,7 @@ run one at a time (:mod:`paperatlas.store.lock`).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import resource
 import time
@@ -361,7 +362,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         if label_backend is not None:
             from .llm.labels import rewrite_labels
 
-            central = sorted(range(len(papers)), key=lambda i: -float(res.confidence[i]))
+            confidence = res.confidence
+            central = sorted(range(len(papers)), key=lambda i: -float(confidence[i]))
             titles: dict[int, list[str]] = {}
             parent = {t.id: t.parent_id for t in topics}
             for i in central:
@@ -387,8 +389,17 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         store.apply_overrides(papers, store.get_overrides(con))
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
+        store.write_model(con, "topics", res.model.dumps())
+        named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
+        store.set_meta(con, sources=named, embed_model=model_name,
+                       layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
+                       n_papers=len(papers), acronyms=kx.acronyms)
         stage("write")
-        # the query-side indexes, made now rather than at a reader's first request
+        # the query-side indexes, made now rather than at a reader's first request; what the stages above held
+        # (the keyphrase extractor's counts, the topic model and its text space) is let go first: the TF-IDF fit
+        # counts every bigram of the corpus and would otherwise raise the build's peak memory
+        del kx, res, items, label_terms, prev_model, prev_place, old_topics
+        gc.collect()
         texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
         matrix, terms = lexical_index(texts)
         store.write_model(con, lexical.NAME, lexical.dumps(matrix, terms, [p.id for p in papers], texts))
@@ -399,11 +410,6 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
             store.write_model(con, NEIGHBOURS, None)
             report.notes.append(str(e))
         stage("indexes")
-        store.write_model(con, "topics", res.model.dumps())
-        named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
-        store.set_meta(con, sources=named, embed_model=model_name,
-                       layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                       n_papers=len(papers), acronyms=kx.acronyms)
     stage("write")
     if resume is not None:  # the atlas now holds every vector: nothing to resume
         resume.discard()
