@@ -16,7 +16,8 @@ listing first, records kept as they are: real-format input), writes them as one 
    requests (``/api/related/<id>``, random papers) one after the other from one client, after a warm-up of 20
    each, and prints p50/p95 in milliseconds.
 
-``--src PATH`` runs an older checkout's code (``PATH`` = its ``src`` folder) for before/after figures; ``--engine``
+``--serve-only ATLAS`` measures only step 4 (and the first query) on an existing atlas. ``--src PATH`` runs an
+older checkout's code (``PATH`` = its ``src`` folder) for before/after figures; ``--engine``
 and ``--precision`` are passed to the build when that code knows them. ``all`` is every paper of the dumps
 (42,7xx). Speed and memory goals live here, not in tests. The machine is printed with the table.
 """
@@ -149,12 +150,17 @@ def main() -> None:
     ap.add_argument("--src", default=None, help="run this src folder's paperatlas (an older checkout)")
     ap.add_argument("--requests", type=int, default=200, help="timed searches and related requests per size")
     ap.add_argument("--keep", action="store_true", help="keep the atlases (default: deleted after each size)")
+    ap.add_argument("--serve-only", type=Path, default=None, metavar="ATLAS",
+                    help="no build: only the HTTP figures (first query, p50/p95) of this existing atlas")
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = (str(Path(args.src).resolve()) if args.src else str(ROOT / "src"))
     env.setdefault("PAPERATLAS_MODEL_CACHE", str(args.workdir / "models"))
     env["TQDM_DISABLE"] = "1"
+    if args.serve_only:
+        print(json.dumps(http_figures(args.serve_only, env, args.requests)))
+        return
     rows = []
     for size in args.sizes.split(","):
         n = None if size == "all" else int(size)
