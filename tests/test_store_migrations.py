@@ -119,7 +119,7 @@ def test_migrations_are_numbered_in_order_and_never_drop_a_table():
 
 def test_all_migrations_on_an_empty_file_give_the_schema_release_0_1_0_wrote_plus_label_terms():
     assert {t: set(c) for t, c in expected_schema().items()} == _columns(RELEASE_0_1_0) | {
-        "paper_terms": {"paper_id", "content_hash", "method", "terms"}}
+        "paper_terms": {"paper_id", "text_hash", "method", "terms"}}
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ with the Hugging Face hub forced offline: nothing is ever downloaded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from typing import Protocol
@@ -74,7 +75,7 @@ def resolve_precision(precision: str) -> str:
     """The arithmetic to run: ``auto`` is ``$PAPERATLAS_PRECISION`` if set, else bf16 if native, else fp32.
 
     bf16 autocast keeps the neighbours: on 600 ICML 2019 abstracts its top-10-neighbour overlap with fp32 is
-    0.99 (``benchmarks/embed_paths.py``).
+    0.995 (``benchmarks/embed_paths.py``).
 
     Args:
         precision: one of :data:`PRECISIONS`.
@@ -103,7 +104,7 @@ class MiniLMEmbedder:
 
     Texts are embedded longest first, ``batch_size`` at a time, so a batch pads to similar lengths (the output keeps
     the input order). With ``precision="bf16"`` the model runs under ``torch.autocast("cpu", torch.bfloat16)``:
-    on 2 cores with AVX512-BF16, ~3x the papers/s of fp32 with 0.99 top-10-neighbour overlap
+    on 2 cores with AVX512-BF16 (no AMX), 1.9x the papers/s of fp32 with 0.995 top-10-neighbour overlap
     (``benchmarks/embed_paths.py``). Vectors are always returned as float32.
 
     Args:
@@ -153,8 +154,6 @@ class MiniLMEmbedder:
         Returns:
             ``(len(texts), 384)`` float32, L2-normalised.
         """
-        import contextlib
-
         import torch
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

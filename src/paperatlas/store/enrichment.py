@@ -17,7 +17,6 @@ class PreviousEnrichment:
     """What the last build generated for one paper, to be reused when its text has not changed.
 
     Attributes:
-        content_hash: hash of the paper's embedded text then (:func:`paperatlas.build.content_hash`).
         text_hash: hash of the text its keyphrases and TL;DR were made from (title + abstract or digest).
         tldr: its TL;DR, made by ``tldr_method``.
         tldr_method: e.g. ``"extractive v2"`` (``"edited by reader"`` for an override).
@@ -27,7 +26,6 @@ class PreviousEnrichment:
         terms_method: the keyphrase method of ``label_terms``.
     """
 
-    content_hash: str
     text_hash: str
     tldr: str
     tldr_method: str
@@ -47,21 +45,19 @@ def previous_enrichment(con: sqlite3.Connection) -> dict[str, PreviousEnrichment
         ``paper_id -> PreviousEnrichment`` (empty for a new atlas). A row whose JSON cannot be read is left out.
     """
     try:
-        rows = con.execute("SELECT p.id, p.content_hash, p.tldr, p.tldr_method, p.keyphrases, p.keyphrases_method, "
-                           "t.content_hash, t.method, t.terms FROM papers p "
-                           "LEFT JOIN paper_terms t ON t.paper_id = p.id").fetchall()
+        rows = con.execute("SELECT p.id, t.text_hash, p.tldr, p.tldr_method, p.keyphrases, p.keyphrases_method, "
+                           "t.method, t.terms FROM papers p LEFT JOIN paper_terms t ON t.paper_id = p.id").fetchall()
     except sqlite3.OperationalError:
         return {}
     out = {}
     for r in rows:
         try:
             kps = json.loads(r[4] or "[]")
-            terms = json.loads(r[8] or "[]")
+            terms = json.loads(r[7] or "[]")
         except ValueError:
             continue
-        out[r[0]] = PreviousEnrichment(str(r[1] or ""), str(r[6] or ""), str(r[2] or ""), str(r[3] or ""),
-                                       [str(k) for k in kps], str(r[5] or ""), [str(t) for t in terms],
-                                       str(r[7] or ""))
+        out[r[0]] = PreviousEnrichment(str(r[1] or ""), str(r[2] or ""), str(r[3] or ""), [str(k) for k in kps],
+                                       str(r[5] or ""), [str(t) for t in terms], str(r[6] or ""))
     return out
 
 

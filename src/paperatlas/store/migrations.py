@@ -133,14 +133,15 @@ def m002_topic_hierarchy_and_reader_tables(con: sqlite3.Connection) -> None:
 def m003_paper_label_terms(con: sqlite3.Connection) -> None:
     """Migration 3: each paper's label terms, so a rebuild that adds few papers need not re-score every paper.
 
-    ``paper_terms`` holds, per paper, the hash of the text they were made from, the keyphrase method, and the
+    ``paper_terms`` holds, per paper, the hash of the text they were made from (``text_hash``:
+    :func:`paperatlas.build.text_hash`), the keyphrase method, and the
     JSON list of its label terms (its keyphrases and best other candidate phrases: the topic labels' evidence).
 
     Args:
         con: A writable connection, inside the migration transaction.
     """
     con.execute("""CREATE TABLE IF NOT EXISTS paper_terms (
-    paper_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL, method TEXT NOT NULL, terms TEXT NOT NULL
+    paper_id TEXT PRIMARY KEY, text_hash TEXT NOT NULL, method TEXT NOT NULL, terms TEXT NOT NULL
 )""")
 
 

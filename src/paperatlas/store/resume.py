@@ -84,10 +84,6 @@ class ResumeCache:
     def __len__(self) -> int:
         return int(self.con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
 
-    def close(self) -> None:
-        """Close the file (kept for the next build)."""
-        self.con.close()
-
     def discard(self) -> None:
         """Close and delete the file (the build finished: its vectors are in the atlas)."""
         self.con.close()
