@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -47,8 +48,8 @@ def ensure_atlas(path: str | None, seed_glob: str, name: str) -> str:
             raise SystemExit(f"{SEEDS}: no {seed_glob} (../shared/seeds is needed)")
         out.parent.mkdir(parents=True, exist_ok=True)
         print(f"building {out} from {seed[0].name} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "paperatlas.cli", "build", str(seed[0]), "--db", str(out), "-q"],
-                       check=True)
+        subprocess.run([sys.executable, "-m", "paperatlas.cli", "build", str(seed[0]), "--db", str(out)],
+                       check=True, stdout=subprocess.DEVNULL, env={**os.environ, "TQDM_DISABLE": "1"})
     return str(out)
 
 
