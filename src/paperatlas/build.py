@@ -11,6 +11,7 @@ run one at a time (:mod:`paperatlas.store.lock`).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import hashlib
 import resource
@@ -25,7 +26,7 @@ from . import sources
 from .engines import WorkItem
 from .engines.local import LocalEngine
 from .enrich import lexical
-from .enrich.embed import Embedder, MiniLMEmbedder, paper_text
+from .enrich.embed import Embedder, MiniLMEmbedder, paper_text, release_embedders
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
 from .enrich.lexical import lexical_index, lexical_text
@@ -164,6 +165,24 @@ def text_hash(p: Paper) -> str:
         The hex digest.
     """
     return hashlib.sha1(f"{p.title}\n{p.abstract or p.digest}".encode()).hexdigest()
+
+
+#: from this many papers a build lets go of the embedding model once its papers are embedded (a smaller build
+#: keeps it loaded for the next build in the same process, e.g. the tests)
+RELEASE_MODEL_MIN_PAPERS = 5_000
+
+
+def _trim_heap() -> None:
+    """Collect garbage and hand the freed heap back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    Without it the peak memory of the build is the sum of its stages' peaks: glibc keeps what torch, the keyphrase
+    fit and scikit-learn freed, and the next stage's numpy arrays are mapped anew.
+    """
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def _peak_rss_mib() -> float:
@@ -321,6 +340,10 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         else:
             stage(f"per-paper ({engine.name})")
         report.per_paper_seconds = time.perf_counter() - loop_start
+        if embedder is None and engine.name == "local" and len(papers) >= RELEASE_MODEL_MIN_PAPERS:
+            engine = None
+            release_embedders()
+        _trim_heap()
         store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
         write_label_terms(con, [(p.id, th, kx.method, t)
                                       for p, th, t in zip(papers, text_hashes, label_terms, strict=True)])
@@ -399,7 +422,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         # (the keyphrase extractor's counts, the topic model and its text space) is let go first: the TF-IDF fit
         # counts every bigram of the corpus and would otherwise raise the build's peak memory
         del kx, res, items, label_terms, prev_model, prev_place, old_topics
-        gc.collect()
+        _trim_heap()
         texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
         matrix, terms = lexical_index(texts)
         store.write_model(con, lexical.NAME, lexical.dumps(matrix, terms, [p.id for p in papers], texts))

@@ -123,6 +123,9 @@ def fit_text_space(texts: Sequence[str], seed: int = 42) -> TextSpace:
         tf = vec.fit_transform(texts)
     except ValueError:  # empty vocabulary (e.g. every term in fewer than 2 papers)
         return TextSpace()
+    # the terms cut by min_df/max_df/max_features: millions of strings at 42k papers (~450 MB), never used again
+    # (scikit-learn: "can be safely removed using delattr or set to None")
+    vec.stop_words_ = None
     k = int(min(np.clip(len(texts) / 5, 64, 256), tf.shape[1] - 1, len(texts) - 1))
     if k < 2:
         return TextSpace()
