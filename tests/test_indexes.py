@@ -8,6 +8,7 @@ threshold and gives the related papers exact search gives.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ from paperatlas.search import related
 from paperatlas.search.ann import NeighbourIndex
 from paperatlas.search.neighbours import STORED, neighbour_index
 from paperatlas.store import Atlas
+
+ICML200 = Path(__file__).parent / "fixtures" / "icml2019_200.json"
 
 
 def test_the_recommenders_tfidf_is_stored_by_the_build_and_used(sample_atlas):
@@ -62,3 +65,33 @@ def test_a_large_atlas_carries_a_graph_index_that_finds_the_exact_related_papers
         assert con.execute("SELECT COUNT(*) FROM models WHERE name = ?", (STORED,)).fetchone()[0] == 0
     assert neighbour_index(Atlas(db)).exact
     assert isinstance(blob, bytes) and np.frombuffer(blob[:4], np.uint8).size == 4
+
+
+def test_a_rebuild_that_adds_few_papers_keeps_the_stored_tfidf_rows_and_adds_the_new_ones():
+    from paperatlas import sources
+    from paperatlas.enrich.hierarchy import tfidf_vectorizer
+    from paperatlas.sources.merge import merge_papers
+
+    papers = merge_papers(list(sources.read(ICML200)))
+    texts = {p.id: lexical.lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers}
+    first = [p.id for p in papers[:160]]
+    matrix, terms, idf = lexical.fit_index([texts[i] for i in first])
+    blob = lexical.dumps(matrix, terms, first, [texts[i] for i in first], idf)
+    # one paper leaves, one changes its text, 30 are added (and the order is not the stored one)
+    now = first[1:][::-1] + [p.id for p in papers[160:190]]
+    now_texts = [texts[i] + (" A new sentence about quokkas." if i == first[5] else "") for i in now]
+    got = lexical.update_index(blob, now, now_texts, max_new_share=0.25)
+    assert got is not None
+    m, t, _ = got
+    assert m.shape == (len(now), len(terms)) and list(t) == list(terms)
+    vec = tfidf_vectorizer().fit([texts[i] for i in first])
+    for j, pid in enumerate(now):
+        want = matrix[first.index(pid)] if pid in first and pid != first[5] else vec.transform([now_texts[j]])
+        assert abs(m[j] - want).max() < 1e-6, pid
+    # the blob written after it is read back by the recommender for exactly these papers and texts
+    again = lexical.dumps(m, t, now, now_texts, idf)
+    assert lexical.loads(again, now, now_texts)[0].shape == m.shape
+    # too much new: refit
+    assert lexical.update_index(blob, now, now_texts, max_new_share=0.1) is None
+    assert lexical.update_index(lexical.dumps(matrix, terms, first, [texts[i] for i in first]), now, now_texts,
+                                0.25) is None  # no idf stored: cannot add rows

@@ -29,7 +29,7 @@ from .enrich import lexical
 from .enrich.embed import Embedder, MiniLMEmbedder, paper_text, release_embedders
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
-from .enrich.lexical import lexical_index, lexical_text
+from .enrich.lexical import lexical_text
 from .enrich.tldr import METHOD as TLDR_METHOD
 from .enrich.topics import MAX_NEW_SHARE, TopicModel, update_topics
 from .model import AUTHOR_TLDR, Paper
@@ -424,9 +424,13 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         del kx, res, items, label_terms, prev_model, prev_place, old_topics
         _trim_heap()
         texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
-        matrix, terms = lexical_index(texts)
-        store.write_model(con, lexical.NAME, lexical.dumps(matrix, terms, [p.id for p in papers], texts))
-        del matrix, terms, texts
+        ids = [p.id for p in papers]
+        # while the corpus changes little, the stored index keeps its vocabulary and rows (only new rows are made)
+        index = lexical.update_index(store.read_model(con, lexical.NAME), ids, texts, MAX_NEW_SHARE) \
+            if keep_terms else None
+        matrix, terms, idf = index if index is not None else lexical.fit_index(texts)
+        store.write_model(con, lexical.NAME, lexical.dumps(matrix, terms, ids, texts, idf))
+        del matrix, terms, texts, index
         try:
             store.write_model(con, NEIGHBOURS, build_index_blob(vectors))
         except ImportError as e:  # searched exactly (slower, same results) until USearch is installed

@@ -18,7 +18,7 @@ from .embed import paper_text
 #: the ``models`` table's name for the stored matrix
 NAME = "recommender.tfidf"
 #: bump when the texts or the vectorizer's settings change: an index of another version is refitted
-VERSION = "1"
+VERSION = "2"
 
 
 def lexical_text(title: str, abstract: str, digest: str = "", tldr: str = "") -> str:
@@ -47,6 +47,19 @@ def lexical_index(texts: Sequence[str]):
         of its terms (unigrams and bigrams). On a tiny corpus whose vocabulary the document-frequency limits empty,
         refitted with ``min_df=1, max_df=1.0``.
     """
+    matrix, terms, _idf = fit_index(texts)
+    return matrix, terms
+
+
+def fit_index(texts: Sequence[str]):
+    """:func:`lexical_index` plus the idf weights, which :func:`update_index` needs later.
+
+    Args:
+        texts: one text per paper (:func:`lexical_text`).
+
+    Returns:
+        ``(matrix, terms, idf)``; ``idf`` is ``(vocab,)`` float32.
+    """
     from .topics import tfidf_vectorizer
 
     vec = tfidf_vectorizer()
@@ -54,7 +67,58 @@ def lexical_index(texts: Sequence[str]):
         x = vec.fit_transform(list(texts))
     except ValueError:
         x = vec.set_params(min_df=1, max_df=1.0).fit_transform(list(texts))
-    return x.astype(np.float32).tocsr(), vec.get_feature_names_out()
+    return x.astype(np.float32).tocsr(), vec.get_feature_names_out(), np.asarray(vec.idf_, dtype=np.float32)
+
+
+def update_index(blob: bytes | None, ids: Sequence[str], texts: Sequence[str], max_new_share: float):
+    """The stored index carried over to a corpus that changed a little: kept rows as stored, new rows transformed.
+
+    The vocabulary and idf of the stored index are kept (as the topic model's text space is kept by a topic
+    update), so a paper's row does not change when other papers are added; a rebuild that adds 1,000 papers to
+    42,000 transforms 1,000 texts instead of fitting 43,000.
+
+    Args:
+        blob: the stored index (:func:`dumps`), or None.
+        ids: the paper id of each row now.
+        texts: each row's text now (:func:`lexical_text`).
+        max_new_share: the most papers that may be new or changed, as a share of all (above it: None, refit).
+
+    Returns:
+        ``(matrix, terms, idf)`` as :func:`fit_index` gives them, or None when there is no usable stored index
+        (none, another version, unreadable) or too much changed.
+    """
+    old = _read(blob)
+    if old is None:
+        return None
+    matrix, terms, idf, row_keys = old
+    if idf is None:
+        return None
+    where = {k: i for i, k in enumerate(row_keys)}
+    keys = [_row_key(pid, t) for pid, t in zip(ids, texts, strict=True)]
+    new = [j for j, k in enumerate(keys) if k not in where]
+    if len(new) > max_new_share * max(len(ids), 1):
+        return None
+    from scipy.sparse import csr_matrix, vstack
+
+    from .topics import tfidf_vectorizer
+
+    vec = tfidf_vectorizer()
+    vec.vocabulary_ = {str(t): j for j, t in enumerate(terms)}
+    vec.idf_ = idf.astype(vec.dtype)
+    fresh = vec.transform([texts[j] for j in new]).astype(np.float32).tocsr() if new \
+        else csr_matrix((0, len(terms)), dtype=np.float32)
+    src = np.array([where.get(k, -1) for k in keys], dtype=np.int64)
+    kept = np.nonzero(src >= 0)[0]
+    # the kept rows (in their new order) then the new ones, put in place by one row permutation
+    order = np.empty(len(keys), dtype=np.int64)
+    order[kept] = np.arange(len(kept))
+    order[np.asarray(new, dtype=np.int64)] = len(kept) + np.arange(len(new))
+    out = vstack([matrix[src[kept]], fresh], format="csr", dtype=np.float32)[order]
+    return out.tocsr(), terms, idf
+
+
+def _row_key(pid: str, text: str) -> bytes:
+    return hashlib.sha1(pid.encode() + b"\x00" + text.encode()).digest()
 
 
 def texts_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
@@ -65,14 +129,16 @@ def texts_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def dumps(matrix, terms, ids: Sequence[str], texts: Sequence[str]) -> bytes:
+def dumps(matrix, terms, ids: Sequence[str], texts: Sequence[str], idf=None) -> bytes:
     """The index as safetensors bytes: the CSR arrays, the terms as UTF-8 JSON, the texts' digest in the metadata.
 
     Args:
         matrix: sparse CSR ``(n, vocab)`` float32.
         terms: ``(vocab,)`` terms.
         ids: the paper id of each row.
-        texts: the text of each row (only its digest is stored).
+        texts: the text of each row (its digest, and a SHA-1 of id + text per row, are stored).
+        idf: ``(vocab,)`` idf weights (:func:`fit_index`), kept so :func:`update_index` can add rows; None
+            leaves them out (the next build then refits).
 
     Returns:
         The bytes.
@@ -83,7 +149,11 @@ def dumps(matrix, terms, ids: Sequence[str], texts: Sequence[str]) -> bytes:
     arrays = {"data": np.ascontiguousarray(m.data, dtype=np.float32),
               "indices": np.ascontiguousarray(m.indices, dtype=np.int32),
               "indptr": np.ascontiguousarray(m.indptr, dtype=np.int64),
-              "terms": np.frombuffer(json.dumps([str(t) for t in terms]).encode(), dtype=np.uint8).copy()}
+              "terms": np.frombuffer(json.dumps([str(t) for t in terms]).encode(), dtype=np.uint8).copy(),
+              "rows": np.frombuffer(b"".join(_row_key(i, t) for i, t in zip(ids, texts, strict=True)),
+                                    dtype=np.uint8).reshape(len(ids), 20).copy()}
+    if idf is not None:
+        arrays["idf"] = np.ascontiguousarray(idf, dtype=np.float32)
     meta = {"version": VERSION, "shape": json.dumps(list(m.shape)), "digest": texts_digest(ids, texts)}
     return save(arrays, metadata=meta)
 
@@ -103,6 +173,23 @@ def loads(blob: bytes | None, ids: Sequence[str], texts: Sequence[str]):
     """
     if not blob:
         return None
+    from ..enrich.topics import _safetensors_metadata
+
+    try:
+        if _safetensors_metadata(bytes(blob)).get("digest") != texts_digest(ids, texts):
+            return None
+    except Exception:  # noqa: BLE001 - anything unreadable means a refit, never an error
+        return None
+    got = _read(blob)
+    if got is None or got[0].shape[0] != len(ids):
+        return None
+    return got[0], got[1]
+
+
+def _read(blob: bytes | None):
+    """``(matrix, terms, idf or None, row keys)`` of a stored index of this :data:`VERSION`, checked; else None."""
+    if not blob:
+        return None
     try:
         from safetensors.numpy import load
         from scipy.sparse import csr_matrix
@@ -110,15 +197,21 @@ def loads(blob: bytes | None, ids: Sequence[str], texts: Sequence[str]):
         from ..enrich.topics import _safetensors_metadata
 
         meta = _safetensors_metadata(bytes(blob))
-        if meta.get("version") != VERSION or meta.get("digest") != texts_digest(ids, texts):
+        if meta.get("version") != VERSION:
             return None
         a = load(bytes(blob))
         n, vocab = (int(v) for v in json.loads(meta["shape"]))
         terms = np.array(json.loads(a["terms"].tobytes().decode()), dtype=object)
         indptr, indices = a["indptr"], a["indices"]
-        if n != len(ids) or vocab != len(terms) or len(indptr) != n + 1 or indptr[-1] != len(indices) \
+        if vocab != len(terms) or len(indptr) != n + 1 or indptr[-1] != len(indices) \
                 or len(a["data"]) != len(indices) or (len(indices) and (indices.min() < 0 or indices.max() >= vocab)):
             return None
-        return csr_matrix((a["data"], indices, indptr), shape=(n, vocab)), terms
+        rows = a.get("rows")
+        if rows is None or rows.shape != (n, 20):
+            return None
+        idf = a.get("idf")
+        if idf is not None and idf.shape != (vocab,):
+            return None
+        return csr_matrix((a["data"], indices, indptr), shape=(n, vocab)), terms, idf, [bytes(r) for r in rows]
     except Exception:  # noqa: BLE001 - anything unreadable means a refit, never an error
         return None
