@@ -34,8 +34,17 @@ from ..facets import SORT_KEYS, sort_papers
 from ..model import Paper
 from ..store import Atlas
 from .filters import Filters
-from .ranking import POOL, bm25_ranking, rrf
-from .terms import Term, corrected_query, coverage, papers_using_together, query_terms
+from .postings import bm25_scores, postings, warm
+from .ranking import POOL, RRF_K, fts_phrases
+from .terms import (
+    Term,
+    candidates_by_letter,
+    corrected_query,
+    coverage,
+    docs_using_together,
+    query_terms,
+    spelling_vocabulary,
+)
 
 #: a paper containing words that carry at least this share of the query's idf is a (partial) keyword match
 PARTIAL_MIN = 0.65
@@ -125,25 +134,81 @@ class SearchResults:
         return self.hits[max(0, offset):max(0, offset) + max(0, size)]
 
 
-def _ranks(ids: list[str]) -> dict[str, int]:
-    return {pid: i + 1 for i, pid in enumerate(ids)}
+@dataclass(frozen=True)
+class _Rows:
+    """Per-atlas index arrays: ``atlas.papers`` positions <-> ``atlas.vectors`` rows, and the order of the ids."""
+
+    row_of: np.ndarray  #: (n_papers,) int64, the paper's row of ``atlas.vectors``, -1 when it has none
+    paper_of: np.ndarray  #: (n_rows,) int64, the ``atlas.papers`` position of each row
+    id_rank: np.ndarray  #: (n_papers,) int64, the paper's position among the ids sorted as strings
 
 
-def _keyword_tier(atlas: Atlas, searched: str, cover: dict[str, float], sims: np.ndarray | None,
+def _rows(atlas: Atlas) -> _Rows:
+    def make() -> _Rows:
+        n = len(atlas.papers)
+        position = {p.id: i for i, p in enumerate(atlas.papers)}
+        paper_of = np.fromiter((position[pid] for pid in atlas.ids), np.int64, len(atlas.ids))
+        row_of = np.full(n, -1, dtype=np.int64)
+        row_of[paper_of] = np.arange(len(paper_of))
+        id_rank = np.empty(n, dtype=np.int64)
+        id_rank[sorted(range(n), key=lambda i: atlas.papers[i].id)] = np.arange(n)
+        return _Rows(row_of, paper_of, id_rank)
+
+    return atlas.derived("search rows", make)
+
+
+def _passing(atlas: Atlas, docs: np.ndarray, ok: Callable[[Paper], bool] | None) -> np.ndarray:
+    """The ``docs`` (``atlas.papers`` positions) whose paper passes ``ok`` (all of them when ``ok`` is None)."""
+    if ok is None or not len(docs):
+        return docs
+    return np.array([i for i in docs.tolist() if ok(atlas.papers[i])], dtype=np.int64)
+
+
+def _bm25_list(scores: np.ndarray, matched: np.ndarray, cover: np.ndarray, limit: int) -> np.ndarray:
+    """The ``cover`` papers among the first ``limit`` papers by BM25 (ties: stored order), best first.
+
+    What ``ORDER BY bm25(...) LIMIT limit`` over every paper the query's words match, then keeping the cover, gives.
+    """
+    cover = cover[matched[cover]]
+    n_matched = int(matched.sum())
+    if n_matched > limit:
+        pool = scores[matched]
+        kth = np.partition(pool, limit - 1)[limit - 1]
+        room = limit - int((pool < kth).sum())  # how many of the papers scoring exactly kth make the cut
+        tied = np.flatnonzero(matched & (scores == kth))[:room]
+        cut = np.zeros(len(scores), dtype=bool)
+        cut[tied] = True
+        cover = cover[(scores[cover] < kth) | cut[cover]]
+    return cover[np.lexsort((cover, scores[cover]))]
+
+
+def _keyword_tier(atlas: Atlas, bm25: tuple[np.ndarray, np.ndarray], cover: np.ndarray, sims: np.ndarray | None,
                   label: str) -> list[Hit]:
-    """The papers of ``cover`` best first: RRF of their BM25 rank and their embedding-cosine rank."""
-    if not cover:
+    """The papers of ``cover`` (``atlas.papers`` positions) best first: RRF of their BM25 and cosine ranks."""
+    if not len(cover):
         return []
-    bm25 = [pid for pid in bm25_ranking(atlas, searched, limit=max(POOL * 5, len(cover))) if pid in cover]
-    lists = [bm25]
-    sem: list[str] = []
+    ix = _rows(atlas)
+    scores, matched = bm25
+    bm = _bm25_list(scores, matched, cover, max(POOL * 5, len(cover)))
+    where = np.full(len(atlas.papers), -1, dtype=np.int64)
+    where[cover] = np.arange(len(cover))
+    fused = np.zeros(len(cover), dtype=np.float64)
+    brank = np.zeros(len(cover), dtype=np.int64)
+    srank = np.zeros(len(cover), dtype=np.int64)
+    pos = where[bm]
+    brank[pos] = np.arange(1, len(bm) + 1)
+    fused[pos] += 1.0 / (RRF_K + brank[pos])
     if sims is not None:
-        sem = sorted((pid for pid in cover if pid in atlas.row_of), key=lambda pid: (-sims[atlas.row_of[pid]], pid))
-        lists.append(sem)
-    fused = rrf(lists)
-    brank, srank = _ranks(bm25), _ranks(sem)
-    ordered = sorted(cover, key=lambda pid: (-fused.get(pid, 0.0), pid))
-    return [Hit(atlas.by_id[pid], fused.get(pid, 0.0), brank.get(pid), srank.get(pid), label) for pid in ordered]
+        rows = ix.row_of[cover]
+        have = rows >= 0
+        sem = cover[have][np.lexsort((ix.id_rank[cover[have]], -sims[rows[have]]))]
+        pos = where[sem]
+        srank[pos] = np.arange(1, len(sem) + 1)
+        fused[pos] += 1.0 / (RRF_K + srank[pos])
+    order = np.lexsort((ix.id_rank[cover], -fused))
+    papers = atlas.papers
+    return [Hit(papers[cover[j]], float(fused[j]), int(brank[j]) or None, int(srank[j]) or None, label)
+            for j in order.tolist()]
 
 
 def _near(atlas: Atlas, feedback: list[Paper]) -> np.ndarray:
@@ -154,14 +219,27 @@ def _near(atlas: Atlas, feedback: list[Paper]) -> np.ndarray:
     return atlas.vectors @ atlas.vectors[rows].mean(axis=0)
 
 
-def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: set[str],
-                  ok: Callable[[Paper], bool]) -> list[Hit]:
-    """Papers not in ``skip`` close to the query (``sims``) or to the best keyword matches (``near``), best first."""
+def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.ndarray | None,
+                  ok: Callable[[Paper], bool] | None, limit: int | None = None) -> tuple[list[Hit], bool]:
+    """Papers close to the query (``sims``) or to the best keyword matches (``near``), best first.
+
+    Rows where ``skip`` (``(n_rows,)`` bool) is set and papers ``ok`` refuses are left out. Returns at most
+    ``limit`` hits (all for None) and whether there were more.
+    """
     keep = np.flatnonzero((sims >= MEANING_MIN_COSINE) | (near >= NEIGHBOUR_MIN_COSINE))
+    if skip is not None:
+        keep = keep[~skip[keep]]
     score = sims + near
-    out = [i for i in keep[np.argsort(-score[keep], kind="stable")]
-           if atlas.ids[i] not in skip and ok(atlas.by_id[atlas.ids[i]])]
-    return [Hit(atlas.by_id[atlas.ids[i]], float(score[i]), None, None, "meaning") for i in out]
+    order = keep[np.argsort(-score[keep], kind="stable")].tolist()
+    paper_of = _rows(atlas).paper_of
+    out: list[int] = []
+    for r in order:
+        if ok is None or ok(atlas.papers[paper_of[r]]):
+            out.append(r)
+            if limit is not None and len(out) > limit:
+                break
+    capped = limit is not None and len(out) > limit
+    return [Hit(atlas.papers[paper_of[r]], float(score[r]), None, None, "meaning") for r in out[:limit]], capped
 
 
 def _quote(s: str) -> str:
@@ -172,7 +250,7 @@ def _message(terms: list[Term], searched: str, res: SearchResults, filtered: boo
     """The line shown when no paper that passes the filters uses the query's words (empty otherwise)."""
     if res.n_keyword:
         return ""
-    missing = [t.word for t in terms if not t.ids]
+    missing = [t.word for t in terms if not len(t.docs)]
     if filtered and res.unfiltered:
         n = res.unfiltered
         head = (f"No paper matching the filters mentions {_quote(searched)} ({n} paper{'s' if n != 1 else ''} "
@@ -212,9 +290,9 @@ def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mod
     if sort not in SORT_KEYS:
         raise ValueError(f"unknown sort key {sort!r}: use {', '.join(SORT_KEYS)}")
     flt = filters or Filters()
-    ok = flt.matcher(atlas)
+    ok = flt.matcher(atlas) if flt.any() else None
     if not query.strip():
-        res = SearchResults(query, [Hit(p, 0.0) for p in atlas.papers if ok(p)])
+        res = SearchResults(query, [Hit(p, 0.0) for p in atlas.papers if ok is None or ok(p)])
     else:
         res = _query_results(atlas, query, flt, ok, mode, embed_query)
     if sort != "relevance":
@@ -223,40 +301,58 @@ def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mod
     return res
 
 
-def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper], bool], mode: str,
+def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper], bool] | None, mode: str,
                    embed_query: Callable[[str], np.ndarray] | None) -> SearchResults:
+    """The tiers of a non-empty query (``ok``: the filters' predicate, None when no filter is set)."""
+    n = len(atlas.papers)
     terms = query_terms(atlas, query)
     corrected = corrected_query(query, terms)
     searched = corrected or query
     semantic = mode != "bm25" and embed_query is not None and atlas.vectors.size > 0
     sims = atlas.vectors @ np.asarray(embed_query(searched), dtype=np.float32) if semantic else None
-    cover_any = {pid: c for pid, c in coverage(terms).items() if c >= PARTIAL_MIN and pid in atlas.by_id}
-    together = papers_using_together(atlas, [t.word for t in terms]) if all(t.ids for t in terms) else frozenset()
-    full_all = {pid: c for pid, c in cover_any.items() if c >= 1.0 - 1e-9 and pid in together}
-    full = {pid: c for pid, c in full_all.items() if ok(atlas.by_id[pid])}
+    cov = coverage(terms, n)
+    cover_any = cov >= PARTIAL_MIN
+    full_mask = cover_any & (cov >= 1.0 - 1e-9)
+    if terms and all(len(t.docs) for t in terms) and full_mask.any():
+        together = np.zeros(n, dtype=bool)
+        together[docs_using_together(atlas, [t.word for t in terms])] = True
+        full_mask &= together
+    else:
+        full_mask[:] = False
+    full_all = np.flatnonzero(full_mask)
+    full = _passing(atlas, full_all, ok)
     res = SearchResults(query, corrected=corrected, unfiltered=len(full_all))
+    ix = _rows(atlas)
     if mode == "semantic":
         if sims is not None:
-            res.hits = [Hit(h.paper, h.score, None, h.semantic_rank, "keyword" if h.paper.id in full else "meaning")
-                        for h in _meaning_tier(atlas, sims, np.zeros_like(sims), set(), ok)]
+            kw = {atlas.papers[i].id for i in full.tolist()}
+            hits, _ = _meaning_tier(atlas, sims, np.zeros_like(sims), None, ok)
+            res.hits = [Hit(h.paper, h.score, None, h.semantic_rank, "keyword" if h.paper.id in kw else "meaning")
+                        for h in hits]
         res.message = _message(terms, searched, res, flt.any(), semantic)
         return res
-    res.hits = _keyword_tier(atlas, searched, full, sims, "keyword")
-    partial = {pid: c for pid, c in cover_any.items() if pid not in full_all and ok(atlas.by_id[pid])}
+    bm25 = bm25_scores(atlas, fts_phrases(searched)) if cover_any.any() else (np.zeros(n), np.zeros(n, bool))
+    res.hits = _keyword_tier(atlas, bm25, full, sims, "keyword")
+    partial = _passing(atlas, np.flatnonzero(cover_any & ~full_mask), ok)
     if sims is None:
-        res.hits += _keyword_tier(atlas, searched, partial, None, "partial")
+        res.hits += _keyword_tier(atlas, bm25, partial, None, "partial")
     else:
         # feedback from the papers that use every word (after the filters, else before them)
         best = [h.paper for h in res.hits[:N_FEEDBACK]] or \
-            [h.paper for h in _keyword_tier(atlas, searched, full_all, sims, "keyword")[:N_FEEDBACK]]
+            [h.paper for h in _keyword_tier(atlas, bm25, full_all, sims, "keyword")[:N_FEEDBACK]]
         near = _near(atlas, best)
         # a partial match must also be plausible in meaning: a third of the way to a meaning match
-        plausible = {pid: c for pid, c in partial.items() if pid in atlas.row_of and
-                     (sims[atlas.row_of[pid]] >= PARTIAL_MIN_COSINE or near[atlas.row_of[pid]] >= NEIGHBOUR_MIN_COSINE)}
-        res.hits += _keyword_tier(atlas, searched, plausible, sims, "partial")
-        meaning = _meaning_tier(atlas, sims, near, set(full_all) | set(plausible), ok)
-        res.capped = len(meaning) > POOL
-        res.hits += meaning[:POOL]
+        rows = ix.row_of[partial]
+        have = rows >= 0
+        close = (sims[rows[have]] >= PARTIAL_MIN_COSINE) | (near[rows[have]] >= NEIGHBOUR_MIN_COSINE)
+        plausible = partial[have][close]
+        res.hits += _keyword_tier(atlas, bm25, plausible, sims, "partial")
+        skip = np.zeros(len(sims), dtype=bool)
+        for docs in (full_all, plausible):
+            rows = ix.row_of[docs]
+            skip[rows[rows >= 0]] = True
+        meaning, res.capped = _meaning_tier(atlas, sims, near, skip, ok, POOL)
+        res.hits += meaning
     res.message = _message(terms, searched, res, flt.any(), semantic)
     return res
 
@@ -282,3 +378,24 @@ def search(atlas: Atlas, query: str, k: int = 10, filters: Filters | None = None
         ValueError: for an unknown ``mode`` or ``sort``.
     """
     return search_results(atlas, query, filters, mode, embed_query, sort).hits[:k]
+
+
+def warm_up(atlas: Atlas, pause: Callable[[], None] | None = None) -> None:
+    """Compute ahead what searches of ``atlas`` keep, so that no query waits for it.
+
+    The index arrays, the spelling vocabulary and its candidates, and the postings of the words in many papers
+    (:func:`paperatlas.search.postings.warm`: ~5 s and ~40 MB at 42k papers; nothing below 1,000 papers).
+
+    Args:
+        atlas: the atlas.
+        pause: called between chunks of work; a web app blocks in it while requests are answered.
+    """
+    wait = pause or (lambda: None)
+    postings(atlas)
+    wait()
+    _rows(atlas)
+    wait()
+    vocab = spelling_vocabulary(atlas)
+    candidates_by_letter(atlas)
+    wait()
+    warm(atlas, pause, words=list(vocab))

@@ -1,7 +1,8 @@
 """Ranking primitives: FTS5 BM25, embedding cosine, reciprocal rank fusion.
 
 * **BM25**: SQLite FTS5's ``bm25()`` with column weights title 10, authors 4, abstract 1, keyphrases 5, TL;DR 2;
-  porter stemming. Any user string is safe: it is reduced to word tokens, each quoted, joined with ``OR``.
+  porter stemming. Any user string is safe: it is reduced to word tokens, each quoted, joined with ``OR``. The
+  scores are summed from per-word arrays kept in memory (:mod:`.postings`), equal to SQLite's own.
 * **Semantic**: cosine similarity between the query embedding and the paper embeddings (brute force over the
   in-memory ``(n_papers, 384)`` matrix: ~10 ms for 40k papers).
 * **Hybrid**: reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009), ``score = Σ 1 / (k + rank)``
@@ -15,16 +16,32 @@ import numpy as np
 from ..store import Atlas
 from ..text import word_tokens
 from .neighbours import neighbour_index
+from .postings import BM25_WEIGHTS, bm25_scores, quoted
+
+__all__ = ["BM25_WEIGHTS", "POOL", "RRF_K", "bm25_order", "bm25_ranking", "fts_phrases", "fts_query", "rrf",
+           "semantic_ranking"]
 
 RRF_K = 60
 POOL = 200
-BM25_WEIGHTS = (10.0, 4.0, 1.0, 5.0, 2.0)  # title, authors, abstract, keyphrases, tldr
+
+
+def fts_phrases(query: str) -> list[str]:
+    """The phrases BM25 searches for any user string: its word tokens, lower case, deduplicated, in order.
+
+    The FTS5 operators ``and``, ``or``, ``not``, ``near`` are dropped.
+
+    Args:
+        query: any user string.
+
+    Returns:
+        E.g. ``["learning", "from", "noisy", "labels"]``; empty when the string has no word.
+    """
+    toks = [t.lower() for t in word_tokens(query)]
+    return list(dict.fromkeys(t for t in toks if t not in {"and", "or", "not", "near"}))
 
 
 def fts_query(query: str) -> str:
-    """An FTS5 MATCH expression for any user string: word tokens, each double-quoted, joined with OR.
-
-    Tokens are lower-cased and deduplicated; the FTS5 operators ``and``, ``or``, ``not``, ``near`` are dropped.
+    """An FTS5 MATCH expression for any user string: :func:`fts_phrases`, each double-quoted, joined with OR.
 
     Args:
         query: any user string.
@@ -32,13 +49,31 @@ def fts_query(query: str) -> str:
     Returns:
         The expression; ``""`` when the string has no word (the caller then skips BM25).
     """
-    toks = [t.lower() for t in word_tokens(query)]
-    toks = list(dict.fromkeys(t for t in toks if t not in {"and", "or", "not", "near"}))
-    return " OR ".join(f'"{t}"' for t in toks)
+    return " OR ".join(quoted(t) for t in fts_phrases(query))
+
+
+def bm25_order(atlas: Atlas, query: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every paper the query's words match, by FTS5 BM25 (weights :data:`BM25_WEIGHTS`), best first.
+
+    The scores are SQLite's own ``bm25()`` of :func:`fts_query` (:func:`paperatlas.search.postings.bm25_scores`);
+    ties go to the paper stored first.
+
+    Args:
+        atlas: the atlas.
+        query: any user string (see :func:`fts_phrases`).
+
+    Returns:
+        ``(docs, scores)``: ``(n,)`` int64 indices into ``atlas.papers``, best first, and ``(n_papers,)``
+        float64 bm25 of every paper (lower is better; 0.0 where nothing matched). Empty ``docs`` when the query
+        has no word.
+    """
+    scores, matched = bm25_scores(atlas, fts_phrases(query))
+    docs = np.flatnonzero(matched)
+    return docs[np.lexsort((docs, scores[docs]))], scores
 
 
 def bm25_ranking(atlas: Atlas, query: str, limit: int = POOL) -> list[str]:
-    """Paper ids by FTS5 BM25 (weights :data:`BM25_WEIGHTS`), best first.
+    """Paper ids by FTS5 BM25 (weights :data:`BM25_WEIGHTS`), best first (see :func:`bm25_order`).
 
     Args:
         atlas: the atlas.
@@ -48,14 +83,8 @@ def bm25_ranking(atlas: Atlas, query: str, limit: int = POOL) -> list[str]:
     Returns:
         Paper ids, best first; empty when the query has no word.
     """
-    expr = fts_query(query)
-    if not expr:
-        return []
-    w = ", ".join(str(x) for x in BM25_WEIGHTS)
-    rows = atlas.con.execute(
-        f"SELECT paper_id FROM papers_fts WHERE papers_fts MATCH ? ORDER BY bm25(papers_fts, 0, {w}) LIMIT ?",
-        (expr, limit)).fetchall()
-    return [r[0] for r in rows]
+    docs, _ = bm25_order(atlas, query)
+    return [atlas.papers[int(i)].id for i in docs[:max(0, limit)]]
 
 
 def semantic_ranking(atlas: Atlas, query_vec: np.ndarray, limit: int = POOL) -> list[tuple[str, float]]:

@@ -14,9 +14,12 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..store import Atlas
 from ..text import word_tokens
 from ..vocab import STOP
+from .postings import postings, quoted
 
 #: FTS5 operators, never searched as words
 _OPERATORS = {"and", "or", "not", "near"}
@@ -31,14 +34,28 @@ class Term:
     Attributes:
         word: the word as searched (lower case; the correction when the typed word was corrected).
         typed: the word as typed (lower case).
-        ids: the ids of the papers that contain it (any indexed field, stemmed).
+        docs: ``(n,)`` int32, indices into ``atlas.papers`` of the papers that contain it (any indexed field,
+            stemmed); empty when none does.
         idf: its BM25 inverse document frequency in the atlas (natural log; 0 < idf ≤ ln(1 + 2N + 1)).
+        paper_ids: ``atlas.papers[i].id`` for each index, when the term was made by :func:`query_terms`.
     """
 
     word: str
     typed: str
-    ids: frozenset[str]
+    docs: np.ndarray
     idf: float
+    paper_ids: list[str] | None = None
+
+    @property
+    def ids(self) -> frozenset[str]:
+        """The ids of the papers that contain the word (needs ``paper_ids``; built on each call).
+
+        Raises:
+            ValueError: the term carries no ``paper_ids``.
+        """
+        if self.paper_ids is None:
+            raise ValueError("this Term was made without paper_ids")
+        return frozenset(self.paper_ids[int(i)] for i in self.docs)
 
 
 def query_words(query: str) -> list[str]:
@@ -58,18 +75,23 @@ def query_words(query: str) -> list[str]:
     return content or words
 
 
-def _quoted(word: str) -> str:
-    """``word`` as an FTS5 string (double quotes doubled): never read as syntax."""
-    return '"' + word.replace('"', '""') + '"'
+def docs_with(atlas: Atlas, word: str) -> np.ndarray:
+    """Indices into ``atlas.papers`` of the papers whose indexed text contains ``word`` (FTS5, porter-stemmed).
 
+    Kept per atlas (:mod:`.postings`): a common word is asked of FTS5 once.
 
-#: words whose paper sets :func:`papers_with` keeps per atlas (the common ones recur in most queries; ~1 MB each
-#: for a word in 20k papers, whose FTS5 lookup takes ~30 ms at 42k papers)
-WORD_CACHE_SIZE = 256
+    Args:
+        atlas: the atlas.
+        word: one word (no FTS syntax needed: it is quoted).
+
+    Returns:
+        ``(n,)`` int32 (empty when none).
+    """
+    return postings(atlas).get(word).docs
 
 
 def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
-    """Ids of the papers whose indexed text contains ``word`` (FTS5, porter-stemmed); kept per atlas.
+    """Ids of the papers whose indexed text contains ``word`` (FTS5, porter-stemmed); see :func:`docs_with`.
 
     Args:
         atlas: the atlas.
@@ -78,18 +100,7 @@ def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
     Returns:
         The paper ids (empty when none).
     """
-    cache: dict[str, frozenset[str]] = atlas.derived("papers by word", dict)  # read-only atlas: never stale
-    hit = cache.get(word)
-    if hit is not None:
-        return hit
-    ids_of = atlas.derived("interned ids", lambda: {pid: pid for pid in atlas.by_id})  # one str per id, shared
-    rows = atlas.con.execute("SELECT paper_id FROM papers_fts WHERE papers_fts MATCH ?",
-                             (_quoted(word),)).fetchall()
-    ids = frozenset(ids_of.get(r[0], r[0]) for r in rows)
-    if len(cache) >= WORD_CACHE_SIZE:  # a bounded cache: the oldest word goes first
-        cache.pop(next(iter(cache)))
-    cache[word] = ids
-    return ids
+    return frozenset(atlas.papers[int(i)].id for i in docs_with(atlas, word))
 
 
 #: the words of a query must lie within this many tokens of each other in one field of an abstract to count as
@@ -97,8 +108,8 @@ def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
 NEAR_TOKENS = 12
 
 
-def papers_using_together(atlas: Atlas, words: list[str]) -> frozenset[str]:
-    """Ids of the papers that use all ``words`` together.
+def docs_using_together(atlas: Atlas, words: list[str]) -> np.ndarray:
+    """Indices into ``atlas.papers`` of the papers that use all ``words`` together.
 
     Together: every word in the title, keyphrases or TL;DR, or all of them within :data:`NEAR_TOKENS` tokens of
     each other in one field (FTS5 ``NEAR``, porter-stemmed).
@@ -111,17 +122,31 @@ def papers_using_together(atlas: Atlas, words: list[str]) -> frozenset[str]:
         words: the query's words (at least one).
 
     Returns:
-        The paper ids.
+        ``(n,)`` int32, sorted, no repeats (empty for no words).
     """
     if not words:
-        return frozenset()
-    quoted = " ".join(_quoted(w) for w in words)
-    salient = " AND ".join("{title keyphrases tldr}: " + _quoted(w) for w in words)
-    ids: set[str] = set()
-    for expr in (f"NEAR({quoted}, {NEAR_TOKENS})", salient):
-        ids.update(r[0] for r in atlas.con.execute("SELECT paper_id FROM papers_fts WHERE papers_fts MATCH ?",
-                                                     (expr,)))
-    return frozenset(ids)
+        return np.zeros(0, dtype=np.int32)
+    phrases = " ".join(quoted(w) for w in words)
+    salient = " AND ".join("{title keyphrases tldr}: " + quoted(w) for w in words)
+    rowids: list[int] = []
+    for expr in (f"NEAR({phrases}, {NEAR_TOKENS})", salient):
+        rowids.extend(r[0] for r in atlas.con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?",
+                                                        (expr,)))
+    docs = postings(atlas).paper_of_rowid[np.asarray(rowids, dtype=np.int64)] if rowids else np.zeros(0, np.int32)
+    return np.unique(docs[docs >= 0]).astype(np.int32)
+
+
+def papers_using_together(atlas: Atlas, words: list[str]) -> frozenset[str]:
+    """Ids of the papers that use all ``words`` together (see :func:`docs_using_together`).
+
+    Args:
+        atlas: the atlas.
+        words: the query's words (at least one).
+
+    Returns:
+        The paper ids.
+    """
+    return frozenset(atlas.papers[int(i)].id for i in docs_using_together(atlas, words))
 
 
 def _idf(n: int, df: int) -> float:
@@ -159,6 +184,26 @@ def max_typo_distance(word: str) -> int:
     return 1 if len(word) < 10 else 2
 
 
+def candidates_by_letter(atlas: Atlas) -> dict[str, list[str]]:
+    """The words a typo may be corrected to, by first letter (computed once per atlas).
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        First letter -> the words of :func:`spelling_vocabulary` found in at least two papers, in its order.
+    """
+
+    def index() -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for w, n in spelling_vocabulary(atlas).items():
+            if n >= 2:
+                out.setdefault(w[0], []).append(w)
+        return out
+
+    return atlas.derived("spelling candidates", index)
+
+
 def correct_word(atlas: Atlas, word: str) -> str | None:
     """The atlas word a typo most likely meant, or None.
 
@@ -180,7 +225,7 @@ def correct_word(atlas: Atlas, word: str) -> str | None:
 
     vocab = spelling_vocabulary(atlas)
     limit = max_typo_distance(word)
-    choices = [w for w, n in vocab.items() if n >= 2 and w[0] == word[0] and abs(len(w) - len(word)) <= limit]
+    choices = [w for w in candidates_by_letter(atlas).get(word[0], ()) if abs(len(w) - len(word)) <= limit]
     found = process.extract(word, choices, scorer=OSA.distance, score_cutoff=limit, limit=20)
     if not found:
         return None
@@ -201,13 +246,14 @@ def query_terms(atlas: Atlas, query: str, correct: bool = True) -> list[Term]:
         highest idf.
     """
     n = len(atlas.papers)
+    ids = atlas.derived("paper ids", lambda: [p.id for p in atlas.papers])
     out = []
     for w in query_words(query):
-        ids = papers_with(atlas, w)
-        fixed = correct_word(atlas, w) if correct and not ids else None
+        docs = docs_with(atlas, w)
+        fixed = correct_word(atlas, w) if correct and not len(docs) else None
         if fixed:
-            ids = papers_with(atlas, fixed)
-        out.append(Term(fixed or w, w, ids, _idf(n, len(ids))))
+            docs = docs_with(atlas, fixed)
+        out.append(Term(fixed or w, w, docs, _idf(n, len(docs)), ids))
     return out
 
 
@@ -227,23 +273,23 @@ def corrected_query(query: str, terms: list[Term]) -> str | None:
     return re.sub(r"[A-Za-z]+", lambda m: fixes.get(m.group(0).lower(), m.group(0)), query)
 
 
-def coverage(terms: list[Term]) -> dict[str, float]:
-    """Paper id → the share of the query's idf mass its text contains, for papers containing any term.
+def coverage(terms: list[Term], n_papers: int) -> np.ndarray:
+    """The share of the query's idf mass each paper's text contains.
 
     ``1.0``: every word is in the paper. Rare words weigh more: for ``certified robustness for graph models`` a
     paper without the common ``models`` still covers ~0.9.
 
     Args:
         terms: the query's terms.
+        n_papers: ``len(atlas.papers)``.
 
     Returns:
-        The coverage of each paper containing at least one term, in ``(0, 1]``.
+        ``(n_papers,)`` float64 in ``[0, 1]`` (0 for a paper containing no term), indexed like ``atlas.papers``.
     """
+    out = np.zeros(n_papers, dtype=np.float64)
     total = sum(t.idf for t in terms)
-    out: dict[str, float] = {}
     if total <= 0:
         return out
     for t in terms:
-        for pid in t.ids:
-            out[pid] = out.get(pid, 0.0) + t.idf / total
-    return {pid: min(1.0, c) for pid, c in out.items()}
+        out[t.docs] += t.idf / total
+    return np.minimum(out, 1.0)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flask import Flask, abort, jsonify, render_template, request, url_for
+from flask import Flask, abort, g, jsonify, render_template, request, url_for
 
 from ..cite import out_links
 from ..facets import CITATION_BUCKETS, RATING_BUCKETS, SORT_KEYS, PaperFacets, facets_of
 from ..model import Paper
-from ..search import Filters, SearchResults, parse_years, search_results
+from ..search import Filters, SearchResults, parse_years, search_results, warm_up
 from ..store import Atlas
 from .context import PAGE_SIZE, WebContext, pages
 
@@ -57,6 +60,14 @@ class FacetFilters(Filters):
     min_confidence: float | None = None
     max_spread: float | None = None
     facets_for: Callable[[Paper], PaperFacets] = facets_of
+
+    def any(self) -> bool:
+        """Whether any filter is set (``facets_for`` is not a filter).
+
+        Returns:
+            True when at least one filter differs from "any".
+        """
+        return self != FacetFilters(facets_for=self.facets_for)
 
     def matcher(self, atlas: Atlas) -> Callable[[Paper], bool]:
         """A predicate applying these filters (see :meth:`paperatlas.search.Filters.matcher`).
@@ -149,7 +160,7 @@ def run_search(ctx: WebContext) -> SearchPage:
         abort(400, f"sort must be one of: {', '.join(SORT_KEYS)}")
     embed = ctx.embed_query()
     mode = "hybrid" if embed is not None else "bm25"
-    searched = bool(q.strip() or flt != FacetFilters(facets_for=ctx.facets_for) or "sort" in request.args)
+    searched = bool(q.strip() or flt.any() or "sort" in request.args)
     res = search_results(ctx.atlas, q, filters=flt, mode=mode, embed_query=embed) if searched \
         else SearchResults(q)
     res.hits = sort_hits(ctx, res.hits, sort)
@@ -167,19 +178,21 @@ def page_window(ctx: WebContext, total: int, endpoint: str = "index") -> tuple[i
     return (0 if show_all else (page - 1) * PAGE_SIZE), size, links, show_all
 
 
-def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters) -> list[dict]:
+def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters, links: bool = True) -> list[dict]:
     """The facets of ``papers`` (the current results) with counts, as the sidebar lists them.
 
     A value's count is the number of results that clicking it lists; a paper without the facet (no review
     scores, no citation count) is counted nowhere. Its href adds the filter to the current URL, or removes it
-    when it is on. Returns sections ``{"key", "title", "opts": [{"label", "value", "count", "href", "on"}],
-    "more": [...], "note"}``.
+    when it is on (``links=False``: ``""``, for the JSON API, which has no use for them). Returns sections
+    ``{"key", "title", "opts": [{"label", "value", "count", "href", "on"}], "more": [...], "note"}``.
     """
     fs = [ctx.facets_for(p) for p in papers]
     sections: list[dict] = []
 
     def value(param: str, label: str, v: str, count: int, on: bool, multi: bool = False) -> dict:
-        if multi:
+        if not links:
+            href = ""
+        elif multi:
             cur = [x for x in request.args.getlist(param) if x.strip()]
             href = ctx.url_with(**{param: [x for x in cur if x.lower() != v.lower()] if on else [*cur, v]})
         else:
@@ -239,6 +252,49 @@ def active_filters(ctx: WebContext, flt: FacetFilters) -> list[dict]:
 
 
 
+def start_warm_up(app: Flask, atlas: Atlas) -> threading.Thread:
+    """Prepare search for ``atlas`` in a background thread that gives way while ``app`` answers requests.
+
+    Runs :func:`paperatlas.search.warm_up` (the postings of the common words, ~5 s at 42k papers), pausing
+    between chunks of work whenever a request is being answered (two CPU-bound threads sharing the GIL slow the
+    request down several times). An error in the thread (an atlas closed under it) ends it quietly: search then
+    fetches what it needs itself.
+
+    Args:
+        app: the Flask app (its requests are counted from now on).
+        atlas: its atlas.
+
+    Returns:
+        The started daemon thread.
+    """
+    busy = {"n": 0}
+    lock = threading.Lock()
+
+    @app.before_request
+    def _search_count_in() -> None:
+        with lock:
+            busy["n"] += 1
+        g.search_warm_counted = True
+
+    @app.teardown_request
+    def _search_count_out(_exc) -> None:
+        if g.pop("search_warm_counted", False):
+            with lock:
+                busy["n"] -= 1
+
+    def pause() -> None:
+        while busy["n"] > 0:
+            time.sleep(0.01)
+
+    def run() -> None:
+        with contextlib.suppress(Exception):  # noqa: BLE001 - a warm-up is never worth a traceback
+            warm_up(atlas, pause)
+
+    thread = threading.Thread(target=run, name="paperatlas-search-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
     """Add the search routes (``index``, ``api_search``) to ``app``.
 
@@ -247,6 +303,8 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         ctx: the shared state.
         map_args: ``compact -> template arguments of _map.html`` (the overview map on the empty search page).
     """
+    links_of: dict[str, list[dict]] = {}  # paper id -> its links out as the API gives them (they never change)
+    start_warm_up(app, ctx.atlas)
 
     @app.get("/")
     def index():
@@ -270,6 +328,12 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         offset = ctx.int_arg("offset", 0, lo=0, hi=10**6) or 0
         sp = run_search(ctx)
 
+        def links(p: Paper) -> list[dict]:
+            out = links_of.get(p.id)
+            if out is None:
+                out = links_of[p.id] = [{"label": o.label, "url": o.url, "kind": o.kind} for o in out_links(p)]
+            return out
+
         def row(h) -> dict:
             f = ctx.facets_for(h.paper)
             return {"id": h.paper.id, "title": h.paper.title, "status": h.paper.status, "score": h.score,
@@ -277,10 +341,10 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
                     "rating_mean": f.rating_mean, "rating_spread": f.rating_spread, "n_reviews": f.n_reviews,
                     "confidence_mean": f.confidence_mean, "decision": f.decision, "citations": f.citations,
                     "has_code": f.has_code, "institutions": list(f.institutions),
-                    "links": [{"label": o.label, "url": o.url, "kind": o.kind} for o in out_links(h.paper)]}
+                    "links": links(h.paper)}
 
         facets = {sec["key"]: [[v["value"], v["count"]] for v in sec["opts"] + sec["more"]]
-                  for sec in facet_panel(ctx, [h.paper for h in sp.res.hits], sp.flt)}
+                  for sec in facet_panel(ctx, [h.paper for h in sp.res.hits], sp.flt, links=False)}
         return jsonify({"query": sp.q, "mode": sp.mode, "sort": sp.sort, "total": sp.res.total, "offset": offset,
                         "message": sp.res.message, "corrected": sp.res.corrected, "facets": facets,
                         "results": [row(h) for h in sp.res.page(offset, k)]})

@@ -1,0 +1,297 @@
+"""A query word's papers and BM25 terms, fetched from FTS5 once and kept in memory per atlas.
+
+Searching a common word through FTS5 every time was the cost of a search at scale: at 42k papers, ``learning``
+is in 21k papers, and ``SELECT ... ORDER BY bm25(...)`` over an ``OR`` of the query's words scored every paper
+having any of them (~40-90 ms a query, most of a search). This module asks FTS5 once per *phrase* (one quoted
+query word: ``"networks"``, ``"self-supervised"``) for ``(rowid, bm25)`` of every paper containing it, and keeps
+that as arrays over the atlas's paper order (:class:`Posting`).
+
+**Exact.** FTS5's ``bm25()`` of a query is ``-Σ_i idf_i · f_i (k1 + 1) / (f_i + k1 (1 - b + b D / avgdl))`` over
+the query's phrases ``i`` (``f_i``: the phrase's weighted count in the row, ``D``: the row's length, ``idf_i``
+from the phrase's document count in the whole table), and for a query of one phrase it is that phrase's term
+alone. So the ``bm25()`` of an ``OR`` of phrases is the sum, in phrase order, of the one-phrase values:
+:func:`bm25_scores` adds the kept arrays and gets the very floats SQLite computes (same operations, same order).
+
+Postings are keyed by the phrase's FTS5 tokens (``networks`` and ``network`` share ``("network",)``), found with
+the table's own tokenizer on an in-memory FTS5 table. :func:`warm` fetches the
+stems found in many papers ahead of the first query (the web app runs it in a background thread); what is not
+warm is fetched on first use (~1.5 µs a paper it contains).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..store import Atlas
+
+#: FTS5 ``bm25()`` column weights: paper_id (unindexed) 0, title 10, authors 4, abstract 1, keyphrases 5, TL;DR 2
+BM25_WEIGHTS = (10.0, 4.0, 1.0, 5.0, 2.0)
+#: most (paper, phrase) pairs kept per atlas (12 bytes each: ~96 MB); the least recently used phrases go first
+BUDGET = 8_000_000
+#: :func:`warm` fetches the stems found in at least this many papers (a colder one costs at most ~1.5 ms)
+WARM_MIN_DOCS = 1000
+#: most texts whose tokens are kept (a query word is tokenized by FTS5 once)
+TOKEN_CACHE = 100_000
+#: rows read between two calls of :func:`warm`'s ``pause``
+_CHUNK = 512
+
+
+@dataclass(frozen=True)
+class Posting:
+    """The papers containing one phrase.
+
+    Attributes:
+        docs: ``(n,)`` int32, indices into ``atlas.papers`` of the papers containing the phrase (FTS5 rowid
+            order).
+        bm25: ``(n,)`` float64, FTS5's ``bm25()`` of the one-phrase query for each of those papers (negative:
+            lower is better), with :data:`BM25_WEIGHTS`.
+    """
+
+    docs: np.ndarray
+    bm25: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the arrays hold."""
+        return int(self.docs.nbytes + self.bm25.nbytes)
+
+
+def quoted(text: str) -> str:
+    """``text`` as one FTS5 string (a phrase; double quotes doubled): never read as query syntax.
+
+    Args:
+        text: any string.
+
+    Returns:
+        E.g. ``'"self-supervised"'``.
+    """
+    return '"' + text.replace('"', '""') + '"'
+
+
+class Postings:
+    """The phrase postings of one atlas (see the module docstring); thread-safe.
+
+    Use :func:`postings` to get the one kept with an atlas.
+
+    Args:
+        atlas: the atlas (its read-only connection is used for every query).
+    """
+
+    def __init__(self, atlas: Atlas):
+        self.atlas = atlas
+        self.con = atlas.con
+        index = {p.id: i for i, p in enumerate(atlas.papers)}
+        rows = self.con.execute("SELECT rowid, paper_id FROM papers_fts").fetchall()
+        top = max((r[0] for r in rows), default=0)
+        #: FTS5 rowid -> index into atlas.papers (-1: no such paper)
+        self.paper_of_rowid = np.full(top + 1, -1, dtype=np.int32)
+        for rowid, pid in rows:
+            self.paper_of_rowid[rowid] = index.get(pid, -1)
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        self._sql = f"SELECT rowid, bm25(papers_fts, 0, {weights}) FROM papers_fts WHERE papers_fts MATCH ?"
+        self._cache: OrderedDict[tuple[str, ...], Posting] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+        self._tok_lock = threading.Lock()
+        self._tok = self._make_tokenizer()
+        self._tokens_of: dict[str, tuple[str, ...]] = {}  # text -> its tokens (bounded by TOKEN_CACHE)
+
+    def _make_tokenizer(self) -> sqlite3.Connection | None:
+        """An in-memory FTS5 table that tokenizes like ``papers_fts``, or None when that cannot be made.
+
+        It has its own connection: the atlas's stays read-only and out of any transaction.
+        """
+        row = self.con.execute("SELECT sql FROM sqlite_master WHERE name = 'papers_fts'").fetchone()
+        m = re.search(r"tokenize\s*=\s*('(?:[^']|'')*')", row[0] if row else "")
+        if not m:
+            return None
+        try:
+            con = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            con.execute(f"CREATE VIRTUAL TABLE tok USING fts5(x, tokenize = {m.group(1)})")
+            con.execute("CREATE VIRTUAL TABLE tok_v USING fts5vocab(tok, instance)")
+        except sqlite3.Error:  # an unknown tokenizer: postings are keyed by the text instead
+            return None
+        return con
+
+    def tokens(self, texts: list[str]) -> list[tuple[str, ...]]:
+        """The FTS5 tokens of each text, as ``papers_fts`` indexes them (``"Networks"`` → ``("network",)``).
+
+        Args:
+            texts: strings (each read as plain text, never as query syntax).
+
+        Returns:
+            One tuple per text, its tokens in order; without a tokenizer, the text after a NUL character (a key,
+            not tokens).
+        """
+        if self._tok is None:
+            return [("\0" + t,) for t in texts]
+        known = self._tokens_of
+        got = [known.get(t) for t in texts]
+        if all(k is not None for k in got):
+            return got  # type: ignore[return-value]
+        new = list(dict.fromkeys(t for t, k in zip(texts, got, strict=True) if k is None))
+        out: dict[int, list[tuple[int, str]]] = {}
+        with self._tok_lock:
+            try:
+                self._tok.executemany("INSERT INTO tok(rowid, x) VALUES (?, ?)", list(enumerate(new, start=1)))
+                for doc, term, offset in self._tok.execute("SELECT doc, term, offset FROM tok_v"):
+                    out.setdefault(doc, []).append((offset, term))
+            finally:
+                self._tok.execute("DELETE FROM tok")
+            found = {t: tuple(term for _, term in sorted(out.get(i + 1, []))) for i, t in enumerate(new)}
+            if len(known) + len(found) > TOKEN_CACHE:
+                known.clear()
+            known.update(found)
+        return [k if k is not None else found[t] for t, k in zip(texts, got, strict=True)]
+
+    def get(self, text: str, key: tuple[str, ...] | None = None,
+            pause: Callable[[], None] | None = None) -> Posting:
+        """The posting of the phrase ``text`` (kept; fetched from FTS5 on first use).
+
+        Args:
+            text: one query word or phrase as typed (``"Networks"``, ``"self-supervised"``).
+            key: its tokens (:meth:`tokens`), when already known.
+            pause: called between chunks of rows while fetching (lets a background warm-up give way).
+
+        Returns:
+            The posting; empty arrays when no paper contains the phrase (or it has no token).
+        """
+        key = key if key is not None else self.tokens([text])[0]
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        found = self._fetch(text if key else "", pause)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = found
+                self._size += len(found.docs)
+                while self._size > BUDGET and len(self._cache) > 1:
+                    _, old = self._cache.popitem(last=False)
+                    self._size -= len(old.docs)
+        return found
+
+    def _fetch(self, text: str, pause: Callable[[], None] | None) -> Posting:
+        """FTS5's ``(rowid, bm25)`` of every row containing the phrase ``text``, as a :class:`Posting`."""
+        rowids: list[int] = []
+        scores: list[float] = []
+        if text:
+            cur = self.con.execute(self._sql, (quoted(text),))
+            while True:
+                chunk = cur.fetchmany(_CHUNK)
+                if not chunk:
+                    break
+                rowids.extend(r[0] for r in chunk)
+                scores.extend(r[1] for r in chunk)
+                if pause is not None:
+                    pause()
+        docs = self.paper_of_rowid[np.asarray(rowids, dtype=np.int64)] if rowids else np.zeros(0, np.int32)
+        bm25 = np.asarray(scores, dtype=np.float64)
+        keep = docs >= 0
+        if not keep.all():
+            docs, bm25 = docs[keep], bm25[keep]
+        return Posting(np.ascontiguousarray(docs, dtype=np.int32), bm25)
+
+    def cached(self) -> int:
+        """How many (paper, phrase) pairs are kept."""
+        return self._size
+
+    def frequent_stems(self, min_docs: int) -> list[tuple[str, int]]:
+        """``(term, papers containing it)`` of the index's terms in at least ``min_docs`` papers, most first.
+
+        Args:
+            min_docs: the fewest papers.
+
+        Returns:
+            The terms (FTS5 tokens: porter stems), empty without the ``fts5vocab`` module.
+        """
+        try:
+            self.con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.paperatlas_terms "
+                             "USING fts5vocab(main, papers_fts, row)")
+            return [(str(t), int(n)) for t, n in self.con.execute(
+                "SELECT term, doc FROM temp.paperatlas_terms WHERE doc >= ? ORDER BY doc DESC, term", (min_docs,))]
+        except sqlite3.Error:  # an old SQLite without fts5vocab: nothing to warm
+            return []
+
+
+def postings(atlas: Atlas) -> Postings:
+    """The :class:`Postings` kept with ``atlas`` (made on first use: ~0.1 s at 42k papers).
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        Its postings.
+    """
+    return atlas.derived("phrase postings", lambda: Postings(atlas))
+
+
+def bm25_scores(atlas: Atlas, phrases: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """FTS5's ``bm25()`` of the query ``"p1" OR "p2" OR ...`` for every paper, from the kept postings.
+
+    Args:
+        atlas: the atlas.
+        phrases: the query's phrases in order (:func:`paperatlas.search.ranking.fts_query`'s tokens).
+
+    Returns:
+        ``(scores, matched)``: ``(n_papers,)`` float64 equal to SQLite's ``bm25(papers_fts, 0, 10, 4, 1, 5, 2)``
+        (lower is better; 0.0 where nothing matched) and ``(n_papers,)`` bool, the papers the query matches.
+    """
+    n = len(atlas.papers)
+    scores = np.zeros(n, dtype=np.float64)
+    matched = np.zeros(n, dtype=bool)
+    if not phrases:
+        return scores, matched
+    px = postings(atlas)
+    for text, key in zip(phrases, px.tokens(phrases), strict=True):
+        p = px.get(text, key)
+        scores[p.docs] += p.bm25
+        matched[p.docs] = True
+    return scores, matched
+
+
+def warm(atlas: Atlas, pause: Callable[[], None] | None = None, min_docs: int = WARM_MIN_DOCS,
+         words: list[str] | None = None) -> int:
+    """Fetch the postings of the terms in at least ``min_docs`` papers before anyone asks (most frequent first).
+
+    A term is fetched through the word ``words`` lists that FTS5 indexes as it (or through itself); stops at
+    :data:`BUDGET`. ~5 s at 42k papers (3.4M pairs, ~40 MB) with ``min_docs`` 1000.
+
+    Args:
+        atlas: the atlas.
+        pause: called between chunks of rows (a web app's warm-up waits there while requests are answered).
+        min_docs: the fewest papers a term must be in.
+        words: plain words to reach stems that are not their own stem (``nois`` through ``noise``).
+
+    Returns:
+        The number of terms fetched.
+    """
+    px = postings(atlas)
+    stems = px.frequent_stems(min_docs)
+    if not stems or px._tok is None:
+        return 0
+    surface = {s: s for s, _ in stems}
+    own = px.tokens([s for s, _ in stems])
+    missing = {s for (s, _), k in zip(stems, own, strict=True) if k != (s,)}
+    if missing and words:
+        for w, k in zip(words, px.tokens(words), strict=True):
+            if len(k) == 1 and k[0] in missing:
+                surface[k[0]] = w
+                missing.discard(k[0])
+    done = 0
+    for s, _ in stems:
+        if s in missing:
+            continue
+        if px.cached() >= BUDGET:
+            break
+        px.get(surface[s], (s,), pause)
+        done += 1
+    return done
