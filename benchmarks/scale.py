@@ -58,7 +58,8 @@ t0 = time.perf_counter()
 rep = build([args["listing"]], args["db"], **kw)
 wall = time.perf_counter() - t0
 print("REPORT " + json.dumps({"stages": rep.stage_seconds, "wall": wall, "rss": rep.peak_rss_mib,
-                              "n": rep.n_papers, "worker": getattr(rep, "worker_seconds", {})}))
+                              "n": rep.n_papers, "worker": getattr(rep, "worker_seconds", {}),
+                              "rss_by_stage": getattr(rep, "peak_rss_by_stage", {})}))
 """
 
 

@@ -129,3 +129,18 @@ def test_a_rebuild_that_adds_papers_keeps_the_tldrs_and_keyphrases_of_the_others
     after, _ = _by_id(db)
     assert all(after[pid].tldr == p.tldr and after[pid].keyphrases == p.keyphrases for pid, p in before.items())
     assert all(after[pid].tldr and after[pid].keyphrases for pid in set(after) - set(before))
+    # the keyphrase statistics were the first build's, updated with the 20 papers (no corpus refit)
+    assert rep.keyphrase_stats == "update"
+    from paperatlas.build import KEYPHRASE_STATS
+    from paperatlas.enrich.keyphrases import KeyphraseExtractor
+
+    con = sqlite3.connect(db)
+    stored = KeyphraseExtractor.loads(con.execute("SELECT blob FROM models WHERE name = ?",
+                                                  (KEYPHRASE_STATS,)).fetchone()[0])
+    con.close()
+    fitted = KeyphraseExtractor().fit((r["title"], r["abstract"]) for r in records)
+    assert stored.n_docs == fitted.n_docs == 200
+    keys = set(stored.df) | set(fitted.df)  # all but the concepts of acronyms the first 180 papers defined otherwise
+    assert sum(stored.doc_freq(k) == fitted.doc_freq(k) for k in keys) >= 0.99 * len(keys)
+    # asked to refit: counted anew
+    assert build([ICML200], db, engine=LocalEngine(precision="fp32"), refit_topics=True).keyphrase_stats == "fit"

@@ -218,3 +218,42 @@ def test_lowercase_word_is_not_read_as_an_acronym():
         any("posteriori" in k for k in kx.extract(*docs[0]))
     for title, abstract in docs[2:]:
         assert not any("posteriori" in k for k in kx.extract(title, abstract)), title
+
+
+def test_updating_the_statistics_counts_as_a_fit_of_the_new_corpus_would():
+    """200 ICML 2019 papers: fit 150, add 50 and take 20 out; document and title counts as a fit of the 180."""
+    import json
+    from pathlib import Path
+
+    records = json.loads((Path(__file__).parent / "fixtures" / "icml2019_200.json").read_text())
+    docs = [(r["title"], r["abstract"]) for r in records]
+    base, added, gone = docs[:150], docs[150:], docs[:20]
+    updated = KeyphraseExtractor().fit(base).update(added, gone)
+    fitted = KeyphraseExtractor().fit(docs[20:])
+    assert updated.n_docs == fitted.n_docs == 180
+    # the corpus-wide acronyms stay those of the first fit (documented); the concepts they touch are left aside
+    from paperatlas.enrich.keyphrases import _hash
+    from paperatlas.vocab import concept_key
+
+    moved = set(updated.acronyms.items()) ^ set(fitted.acronyms.items())
+    aside = {concept_key(x) for pair in moved for x in pair}
+
+    def counts(kx):
+        return ({k: v for k, v in kx.df.items() if k not in aside},
+                {k: v for k, v in kx.title_df.items() if k not in aside},
+                kx._df1 - {_hash(k) for k in aside}, kx._title1 - {_hash(k) for k in aside})
+
+    assert counts(updated) == counts(fitted)
+    # the new papers' keyphrases: close to a refit's (differences: acronyms, spellings of concepts first seen in one
+    # paper); a refit moves the kept papers' keyphrases about as much
+    def jaccard(a, b):
+        return len(set(a) & set(b)) / max(len(set(a) | set(b)), 1)
+
+    overlap = sum(jaccard(updated.extract(*d), fitted.extract(*d)) for d in added) / len(added)
+    first = KeyphraseExtractor().fit(base)
+    refit_moves = sum(jaccard(first.extract(*d), fitted.extract(*d)) for d in docs[20:150]) / 130
+    assert overlap >= 0.8 and overlap >= refit_moves - 0.05, (overlap, refit_moves)
+    # stored and read back: the same keyphrases
+    again = KeyphraseExtractor.loads(updated.dumps())
+    assert all(again.extract(*d) == updated.extract(*d) for d in docs)
+    assert KeyphraseExtractor.loads(b"not safetensors") is None

@@ -105,6 +105,8 @@ class BuildReport:
         worker_seconds: per-paper stage -> seconds, summed over the engine's workers.
         per_paper_seconds: wall time of the per-paper stages together, seconds.
         peak_rss_mib: peak resident memory of the process, MiB.
+        peak_rss_by_stage: stage -> peak resident memory when the stage ended, MiB.
+        keyphrase_stats: "fit" (counted over the whole corpus) or "update" (the last build's counts, updated).
         notes: one-line remarks for the reader (e.g. the neighbour index needs USearch).
     """
 
@@ -134,6 +136,11 @@ class BuildReport:
     #: wall time of the per-paper stages (embedding, keyphrases, TL;DRs) together, seconds
     per_paper_seconds: float = 0.0
     peak_rss_mib: float = 0.0
+    #: stage -> peak resident memory of the process when the stage ended, MiB (the first stage at the final peak
+    #: is the one that set it; "per-paper" is the embedding, keyphrase and TL;DR work together)
+    peak_rss_by_stage: dict[str, float] = field(default_factory=dict)
+    #: how the keyphrase statistics were made: "fit" (the whole corpus) or "update" (the last build's, updated)
+    keyphrase_stats: str = ""
     #: what the reader should know (e.g. an index that could not be made)
     notes: list[str] = field(default_factory=list)
 
@@ -164,7 +171,34 @@ def text_hash(p: Paper) -> str:
     Returns:
         The hex digest.
     """
-    return hashlib.sha1(f"{p.title}\n{p.abstract or p.digest}".encode()).hexdigest()
+    return _hash_text(p.title, p.abstract or p.digest)
+
+
+def _hash_text(title: str | None, text: str | None) -> str:
+    return hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()
+
+
+#: the ``models`` table's name of the keyphrase statistics (:meth:`KeyphraseExtractor.dumps`)
+KEYPHRASE_STATS = "keyphrases.stats"
+
+
+def _updated_keyphrase_stats(con, papers: list[Paper], text_hashes: list[str], prev) -> KeyphraseExtractor | None:
+    """The stored keyphrase statistics with the new and changed papers added and the leaving ones taken out.
+
+    None (the caller fits anew) when the atlas stores none, they are of another method, or the stored text of a
+    leaving paper is not the text it was counted from (the reader edited it).
+    """
+    kx = KeyphraseExtractor.loads(store.read_model(con, KEYPHRASE_STATS))
+    if kx is None:
+        return None
+    now = {p.id: th for p, th in zip(papers, text_hashes, strict=True)}
+    leaving = [pid for pid, e in prev.items() if now.get(pid) != e.text_hash]
+    old = store.paper_texts(con, leaving)
+    if any(_hash_text(t, x) != prev[pid].text_hash for pid, (t, x) in old.items()) or len(old) != len(leaving):
+        return None
+    added = [(p.title, p.abstract or p.digest) for p, th in zip(papers, text_hashes, strict=True)
+             if p.id not in prev or prev[p.id].text_hash != th]
+    return kx.update(added, list(old.values()))
 
 
 #: from this many papers a build lets go of the embedding model once its papers are embedded (a smaller build
@@ -249,6 +283,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         nonlocal timer
         now = time.perf_counter()
         report.stage_seconds[name] = report.stage_seconds.get(name, 0.0) + now - timer
+        report.peak_rss_by_stage[name] = _peak_rss_mib()
         timer = now
 
     formats = list(formats) if formats else [None] * len(source_paths)
@@ -290,8 +325,6 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         report.n_embedded = len(todo)
         stage("load-cache")
 
-        kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
-        stage("keyphrases")
         # what the last build made from the same text is kept: TL;DRs always, keyphrases and label terms while
         # the corpus changes little (they depend on corpus counts; the same rule as keeping topics)
         prev = previous_enrichment(con)
@@ -299,6 +332,13 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         changed = sum(1 for p, th in zip(papers, text_hashes, strict=True)
                       if p.id not in prev or prev[p.id].text_hash != th)
         keep_terms = not refit_topics and changed <= MAX_NEW_SHARE * len(papers)
+        # the keyphrase statistics: the last build's, updated with the papers that came, changed or left, while
+        # the corpus changes little; else fitted on the whole corpus (a minute at 42k papers)
+        kx = _updated_keyphrase_stats(con, papers, text_hashes, prev) if keep_terms else None
+        report.keyphrase_stats = "update" if kx is not None else "fit"
+        if kx is None:
+            kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
+        stage("keyphrases")
         label_terms: list[list[str]] = [[] for _ in papers]  # a paper's 15 best candidate phrases: label evidence
         items = []
         for i, (p, th) in enumerate(zip(papers, text_hashes, strict=True)):
@@ -340,6 +380,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         else:
             stage(f"per-paper ({engine.name})")
         report.per_paper_seconds = time.perf_counter() - loop_start
+        report.peak_rss_by_stage["per-paper"] = _peak_rss_mib()
         if embedder is None and engine.name == "local" and len(papers) >= RELEASE_MODEL_MIN_PAPERS:
             engine = None
             release_embedders()
@@ -413,6 +454,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
         store.write_model(con, "topics", res.model.dumps())
+        store.write_model(con, KEYPHRASE_STATS, kx.dumps())
         named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
         store.set_meta(con, sources=named, embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),

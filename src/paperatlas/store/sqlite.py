@@ -228,6 +228,25 @@ def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: d
     con.executemany(insert_fts, [f for _, f in fresh])
 
 
+def paper_texts(con: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """The stored title and text (abstract, else digest) of the papers ``ids`` that the atlas holds.
+
+    Args:
+        con: A connection to the atlas (a build's copy, before :func:`write_papers`).
+        ids: Paper ids.
+
+    Returns:
+        ``paper_id -> (title, abstract or digest)``; ids the atlas lacks are left out.
+    """
+    out = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for r in con.execute(f"SELECT id, title, abstract, digest FROM papers WHERE id IN ({marks})", chunk):
+            out[r[0]] = (r[1], r[2] or r[3] or "")
+    return out
+
+
 def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
     """Replace the atlas's topics (areas and sub-topics).
 
