@@ -163,3 +163,13 @@ def test_the_web_app_warms_search_up_and_facet_filters_know_when_none_is_set(sam
     r = client.get("/api/search", query_string={"q": "graph neural networks"}).get_json()
     assert r["total"] > 0 and r["facets"]["status"]
     assert not FacetFilters().any() and FacetFilters(status=["Oral"]).any() and FacetFilters(min_citations=1).any()
+
+
+def test_cosines_are_the_matrix_product_up_to_rounding(atlas):
+    from paperatlas.search.engine import _cosines
+
+    v = atlas.vectors
+    for q in (v[0], v[:3].mean(axis=0)):
+        got = _cosines(v, q)
+        assert got.dtype == np.float32 and got.shape == (len(v),)
+        assert np.allclose(got, v @ q, rtol=0, atol=1e-6)
