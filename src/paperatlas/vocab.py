@@ -86,8 +86,9 @@ def norm_word(w: str) -> str:
     return w
 
 
+@lru_cache(maxsize=1 << 18)
 def phrase_key(phrase: str) -> str:
-    """Key that identifies spelling variants of a phrase.
+    """Key that identifies spelling variants of a phrase (cached: topic labelling asks ~2M times at 42k papers).
 
     ``"Neural Networks"`` and ``"neural network"`` share one key (words through :func:`norm_word`, hyphens as
     spaces).

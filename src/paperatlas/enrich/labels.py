@@ -61,8 +61,14 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             if not k:
                 continue
             tf[t][k] += 1
-            forms.setdefault(k, Counter())[kp] += 1
-            docs.setdefault((t, k), set()).add(i)
+            f = forms.get(k)
+            if f is None:
+                f = forms[k] = Counter()
+            f[kp] += 1
+            d = docs.get((t, k))
+            if d is None:
+                d = docs[(t, k)] = set()
+            d.add(i)
     total: Counter[str] = Counter()
     for c in tf:
         total.update(c)
@@ -95,12 +101,14 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
              for k, f in tf[t].items()), reverse=True)]
         support = max(2, round(0.08 * size)) if size >= 6 else 1
         good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
-        top_terms = _shown_terms(good, tf[t], forms, max_terms)
+        parts = _phrase_parts(tf[t])
+        top_terms = _shown_terms(good, tf[t], forms, max_terms, parts)
         weight = {k: sc for sc, k in scored}
         label = ""
         free = [k for k in dict.fromkeys(_clean_terms(
             good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df)
-            and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken))) if k not in taken]
+            and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken),
+            parts=parts)) if k not in taken]
         if free:
             # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
             multi = [k for k in free[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[free[0]]]
@@ -166,15 +174,38 @@ def _adjectival(phrase: str) -> bool:
         len(parts[-1]) > 4 and parts[-1].endswith(_ADJECTIVE_ENDINGS))
 
 
-def _tail_fragment(key: str, tf: Counter[str]) -> bool:
+def _tail_fragment(key: str, tf: Counter[str], tails: dict[str, int] | None = None) -> bool:
     """Whether ``key`` is the tail of a longer phrase (``series modeling`` of ``time series modeling``).
 
     True when a longer phrase of this topic ends with ``key`` and is found in at least half as many of its papers.
+    ``tails``: :func:`_phrase_parts` of ``tf`` when at hand (the same answer, without a scan of ``tf``).
     """
+    if tails is not None:
+        return tails.get(key, 0) >= 0.5 * tf[key]
     return any(k2.endswith(" " + key) and f >= 0.5 * tf[key] for k2, f in tf.items())
 
 
-def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
+def _phrase_parts(tf: Counter[str]) -> tuple[dict[str, int], dict[str, list[tuple[str, int]]]]:
+    """``(tails, heads)`` of a topic's phrase counts, so that fragments are found without scanning every phrase.
+
+    ``tails``: each word-boundary tail of a phrase (``series modeling`` of ``time series modeling``) -> the largest
+    count of a phrase ending with it; ``heads``: each leading part -> the ``(phrase, count)`` pairs starting with
+    it, in ``tf``'s order.
+    """
+    tails: dict[str, int] = {}
+    heads: dict[str, list[tuple[str, int]]] = {}
+    for k2, f in tf.items():
+        words = k2.split()
+        for i in range(1, len(words)):
+            tail, head = " ".join(words[i:]), " ".join(words[:i])
+            if f > tails.get(tail, 0):
+                tails[tail] = f
+            heads.setdefault(head, []).append((k2, f))
+    return tails, heads
+
+
+def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]],
+            heads: dict[str, list[tuple[str, int]]] | None = None) -> str:
     """Extend a fragment like ``graph neural`` or ``self-supervised`` to the phrase it starts in this topic.
 
     The fragment becomes that phrase (``graph neural networks``) when it is found in at least half (a single word:
@@ -185,7 +216,7 @@ def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
     share = 0.5 if len(key.split()) > 1 else 0.3
     shown = _display(forms, key).lower()
     adjectival = _adjectival(shown)
-    for k2, f in tf.items():
+    for k2, f in heads.get(key, []) if heads is not None else tf.items():
         if not k2.startswith(key + " ") or len(k2.split()) > MAX_LABEL_WORDS or f <= best_f:
             continue
         if not _display(forms, k2).lower().startswith(shown + " "):  # "gradient descent-ascent" extends nothing
@@ -196,18 +227,19 @@ def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]]) -> str:
 
 
 def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]],
-                 keep: Callable[[str], bool] = lambda key: True) -> Iterator[str]:
+                 keep: Callable[[str], bool] = lambda key: True, parts=None) -> Iterator[str]:
     """A topic's ranked phrase keys as a reader may see them (labels and the terms on topic pages).
 
     In order, repeats possible: no generic terms (``neural networks``, also by an acronym's long form: ``dnn``), no
     tail fragments (``series modeling``), adjective fragments extended to their phrase (``self-supervised`` →
     ``self-supervised learning``) or dropped, no possessives (``single model's``); ``keep`` is checked on each key
-    before its (costly) extension.
+    before its (costly) extension. ``parts``: :func:`_phrase_parts` of ``tf`` when at hand.
     """
+    tails, heads = parts if parts is not None else _phrase_parts(tf)
     for key in keys:
-        if key in _GENERIC_KEYS or _tail_fragment(key, tf) or not keep(key):
+        if key in _GENERIC_KEYS or _tail_fragment(key, tf, tails) or not keep(key):
             continue
-        full = _extend(key, tf, forms)
+        full = _extend(key, tf, forms, heads)
         if not full:
             continue
         shown = _display(forms, full)
@@ -215,10 +247,14 @@ def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str
             yield full
 
 
-def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]], k: int) -> list[str]:
-    """The first ``k`` distinct :func:`_clean_terms` of a topic's ranked phrase keys, as shown on its page."""
+def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]], k: int,
+                 parts=None) -> list[str]:
+    """The first ``k`` distinct :func:`_clean_terms` of a topic's ranked phrase keys, as shown on its page.
+
+    ``parts``: :func:`_phrase_parts` of ``tf`` when at hand.
+    """
     out: list[str] = []
-    for full in _clean_terms(keys, tf, forms):
+    for full in _clean_terms(keys, tf, forms, parts=parts):
         if full not in out:
             out.append(full)
             if len(out) == k:
