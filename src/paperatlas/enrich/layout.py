@@ -63,5 +63,13 @@ def place_new(reducer, x_new: np.ndarray, x_old: np.ndarray, xy_old: np.ndarray)
         return reducer.transform(x_new).astype(np.float32)
     if len(x_old) == 0:
         return np.zeros((len(x_new), 2), dtype=np.float32)
-    near = np.argsort(-(x_new @ x_old.T), axis=1)[:, :3]
-    return xy_old[near].mean(axis=1).astype(np.float32)
+    k = min(3, len(x_old))
+    out = np.empty((len(x_new), 2), dtype=np.float32)
+    for start in range(0, len(x_new), 1024):  # (1024, n_old) similarities at a time: bounded memory
+        sim = x_new[start:start + 1024] @ x_old.T
+        top = np.argpartition(-sim, k - 1, axis=1)[:, :k] if k < sim.shape[1] else np.argsort(-sim, axis=1)
+        # the 3 most similar in order (argpartition leaves them unordered; the mean does not care, ties aside)
+        order = np.argsort(-np.take_along_axis(sim, top, axis=1), axis=1, kind="stable")
+        near = np.take_along_axis(top, order, axis=1)[:, :k]
+        out[start:start + 1024] = xy_old[near].mean(axis=1)
+    return out

@@ -467,30 +467,30 @@ def relink_user_rows(con: sqlite3.Connection, papers: list[tuple[str, str]] | No
     if papers is None:
         papers = [(r[0], r[1]) for r in con.execute("SELECT id, title FROM papers")]
     ids = {r[0] for r in papers}
-    by_norm = {normalize_title(r[1]): r[0] for r in papers}
-    norm_titles = list(by_norm)
-    moved = 0
+    orphans = []  # the reader's rows whose paper is gone: usually none, and then no title is normalised
     for table, key_cols in (("overrides", ("field",)), ("marks", ()), ("list_items", ("list",))):
         try:
             rows = con.execute(f"SELECT rowid, paper_id, title{''.join(', ' + c for c in key_cols)} FROM {table}"
                                ).fetchall()
         except sqlite3.OperationalError:
             continue
-        for rowid, pid, title, *keys in rows:
-            if pid in ids or not title:
-                continue
-            norm = normalize_title(title)
-            new = by_norm.get(norm)
-            if new is None and norm_titles:
-                hit = process.extractOne(norm, norm_titles, scorer=fuzz.token_sort_ratio, score_cutoff=min_score)
-                new = by_norm[hit[0]] if hit else None
-            if new is None:
-                continue
-            clash = f"SELECT 1 FROM {table} WHERE paper_id = ?" + "".join(f" AND {c} = ?" for c in key_cols)
-            if con.execute(clash, (new, *keys)).fetchone():
-                continue
-            con.execute(f"UPDATE {table} SET paper_id = ? WHERE rowid = ?", (new, rowid))
-            moved += 1
+        orphans.extend((table, key_cols, row) for row in rows if row[1] not in ids and row[2])
+    by_norm = {normalize_title(r[1]): r[0] for r in papers} if orphans else {}
+    norm_titles = list(by_norm)
+    moved = 0
+    for table, key_cols, (rowid, _pid, title, *keys) in orphans:
+        norm = normalize_title(title)
+        new = by_norm.get(norm)
+        if new is None and norm_titles:
+            hit = process.extractOne(norm, norm_titles, scorer=fuzz.token_sort_ratio, score_cutoff=min_score)
+            new = by_norm[hit[0]] if hit else None
+        if new is None:
+            continue
+        clash = f"SELECT 1 FROM {table} WHERE paper_id = ?" + "".join(f" AND {c} = ?" for c in key_cols)
+        if con.execute(clash, (new, *keys)).fetchone():
+            continue
+        con.execute(f"UPDATE {table} SET paper_id = ? WHERE rowid = ?", (new, rowid))
+        moved += 1
     if own:
         con.commit()
     return moved
