@@ -34,7 +34,7 @@ from ..facets import SORT_KEYS, sort_papers
 from ..model import Paper
 from ..store import Atlas
 from .filters import Filters
-from .postings import bm25_scores, postings, warm
+from .postings import bm25_scores, positions, postings, warm
 from .ranking import POOL, RRF_K, fts_phrases
 from .terms import (
     Term,
@@ -146,12 +146,12 @@ class _Rows:
 def _rows(atlas: Atlas) -> _Rows:
     def make() -> _Rows:
         n = len(atlas.papers)
-        position = {p.id: i for i, p in enumerate(atlas.papers)}
+        position = positions(atlas)
         paper_of = np.fromiter((position[pid] for pid in atlas.ids), np.int64, len(atlas.ids))
         row_of = np.full(n, -1, dtype=np.int64)
         row_of[paper_of] = np.arange(len(paper_of))
-        id_rank = np.empty(n, dtype=np.int64)
-        id_rank[sorted(range(n), key=lambda i: atlas.papers[i].id)] = np.arange(n)
+        id_rank = np.empty(n, dtype=np.int64)  # code point order, as str comparison
+        id_rank[np.argsort(np.array([p.id for p in atlas.papers], dtype=str), kind="stable")] = np.arange(n)
         return _Rows(row_of, paper_of, id_rank)
 
     return atlas.derived("search rows", make)

@@ -87,13 +87,12 @@ class Postings:
     def __init__(self, atlas: Atlas):
         self.atlas = atlas
         self.con = atlas.con
-        index = {p.id: i for i, p in enumerate(atlas.papers)}
-        rows = self.con.execute("SELECT rowid, paper_id FROM papers_fts").fetchall()
-        top = max((r[0] for r in rows), default=0)
+        index = positions(atlas)
+        rows = self._cursor().execute("SELECT rowid, paper_id FROM papers_fts").fetchall()
+        rowids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         #: FTS5 rowid -> index into atlas.papers (-1: no such paper)
-        self.paper_of_rowid = np.full(top + 1, -1, dtype=np.int32)
-        for rowid, pid in rows:
-            self.paper_of_rowid[rowid] = index.get(pid, -1)
+        self.paper_of_rowid = np.full(int(rowids.max(initial=0)) + 1, -1, dtype=np.int32)
+        self.paper_of_rowid[rowids] = np.fromiter((index.get(r[1], -1) for r in rows), np.int32, len(rows))
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         self._sql = f"SELECT rowid, bm25(papers_fts, 0, {weights}) FROM papers_fts WHERE papers_fts MATCH ?"
         self._cache: OrderedDict[tuple[str, ...], Posting] = OrderedDict()
@@ -102,6 +101,12 @@ class Postings:
         self._tok_lock = threading.Lock()
         self._tok = self._make_tokenizer()
         self._tokens_of: dict[str, tuple[str, ...]] = {}  # text -> its tokens (bounded by TOKEN_CACHE)
+
+    def _cursor(self) -> sqlite3.Cursor:
+        """A cursor on the atlas's connection giving plain tuples (cheaper than its ``sqlite3.Row``)."""
+        cur = self.con.cursor()
+        cur.row_factory = None
+        return cur
 
     def _make_tokenizer(self) -> sqlite3.Connection | None:
         """An in-memory FTS5 table that tokenizes like ``papers_fts``, or None when that cannot be made.
@@ -184,7 +189,7 @@ class Postings:
         rowids: list[int] = []
         scores: list[float] = []
         if text:
-            cur = self.con.execute(self._sql, (quoted(text),))
+            cur = self._cursor().execute(self._sql, (quoted(text),))
             while True:
                 chunk = cur.fetchmany(_CHUNK)
                 if not chunk:
@@ -220,6 +225,18 @@ class Postings:
                 "SELECT term, doc FROM temp.paperatlas_terms WHERE doc >= ? ORDER BY doc DESC, term", (min_docs,))]
         except sqlite3.Error:  # an old SQLite without fts5vocab: nothing to warm
             return []
+
+
+def positions(atlas: Atlas) -> dict[str, int]:
+    """Paper id -> its index in ``atlas.papers`` (computed once per atlas).
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        The mapping.
+    """
+    return atlas.derived("paper positions", lambda: {p.id: i for i, p in enumerate(atlas.papers)})
 
 
 def postings(atlas: Atlas) -> Postings:
