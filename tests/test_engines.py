@@ -132,10 +132,11 @@ def test_a_rebuild_that_adds_papers_keeps_the_tldrs_and_keyphrases_of_the_others
     # the keyphrase statistics were the first build's, updated with the 20 papers (no corpus refit)
     assert rep.keyphrase_stats == "update"
     from paperatlas.build import KEYPHRASE_STATS
+    from paperatlas.enrich import keyphrase_stats
     from paperatlas.enrich.keyphrases import KeyphraseExtractor
 
     con = sqlite3.connect(db)
-    stored = KeyphraseExtractor.loads(con.execute("SELECT blob FROM models WHERE name = ?",
+    stored = keyphrase_stats.loads(con.execute("SELECT blob FROM models WHERE name = ?",
                                                   (KEYPHRASE_STATS,)).fetchone()[0])
     con.close()
     fitted = KeyphraseExtractor().fit((r["title"], r["abstract"]) for r in records)

@@ -25,7 +25,7 @@ import numpy as np
 from . import sources
 from .engines import WorkItem
 from .engines.local import LocalEngine
-from .enrich import lexical
+from .enrich import keyphrase_stats, lexical
 from .enrich.embed import Embedder, MiniLMEmbedder, paper_text, release_embedders
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
@@ -178,7 +178,7 @@ def _hash_text(title: str | None, text: str | None) -> str:
     return hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()
 
 
-#: the ``models`` table's name of the keyphrase statistics (:meth:`KeyphraseExtractor.dumps`)
+#: the ``models`` table's name of the keyphrase statistics (:func:`paperatlas.enrich.keyphrase_stats.dumps`)
 KEYPHRASE_STATS = "keyphrases.stats"
 
 
@@ -188,7 +188,7 @@ def _updated_keyphrase_stats(con, papers: list[Paper], text_hashes: list[str], p
     None (the caller fits anew) when the atlas stores none, they are of another method, or the stored text of a
     leaving paper is not the text it was counted from (the reader edited it).
     """
-    kx = KeyphraseExtractor.loads(store.read_model(con, KEYPHRASE_STATS))
+    kx = keyphrase_stats.loads(store.read_model(con, KEYPHRASE_STATS))
     if kx is None:
         return None
     now = {p.id: th for p, th in zip(papers, text_hashes, strict=True)}
@@ -454,7 +454,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
         store.write_model(con, "topics", res.model.dumps())
-        store.write_model(con, KEYPHRASE_STATS, kx.dumps())
+        store.write_model(con, KEYPHRASE_STATS, keyphrase_stats.dumps(kx))
         named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
         store.set_meta(con, sources=named, embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),

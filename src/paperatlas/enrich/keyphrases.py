@@ -26,7 +26,6 @@ Method ``"phrase-logreg v2"``:
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -46,8 +45,6 @@ from .candidates import (
 )
 
 METHOD = "phrase-logreg v2"
-#: version of the stored statistics (:meth:`KeyphraseExtractor.dumps`)
-STATS_VERSION = "1"
 
 #: Feature names of :meth:`KeyphraseExtractor.features`, in column order.
 FEATURES = (
@@ -317,69 +314,6 @@ class KeyphraseExtractor:
             self._df1.add(h)
             if t2:
                 self._title1.add(h)
-
-    def dumps(self) -> bytes:
-        """The fitted statistics as safetensors bytes (arrays and JSON only), for :meth:`loads` in a later build.
-
-        Returns:
-            The bytes (about 30 MB at 42k papers).
-        """
-        from safetensors.numpy import save
-
-        def js(value) -> np.ndarray:
-            return np.frombuffer(json.dumps(value, ensure_ascii=False).encode(), dtype=np.uint8).copy()
-
-        def hashes(values: set[int]) -> np.ndarray:
-            return np.array(sorted(values), dtype=np.uint64)
-
-        arrays = {"df": js(self.df), "title_df": js(self.title_df), "parent_df": js(self.parent_df),
-                  "forms": js(self.forms), "acronyms": js(self.acronyms), "acr_key": js(self._acr_key),
-                  "spelled": js(sorted(self._spelled)), "df1": hashes(self._df1), "title1": hashes(self._title1),
-                  "parent1": hashes(self._parent1)}
-        return save(arrays, metadata={"method": METHOD, "stats": STATS_VERSION, "n_docs": str(self.n_docs)})
-
-    @classmethod
-    def loads(cls, blob: bytes | None) -> KeyphraseExtractor | None:
-        """A fitted extractor from :meth:`dumps` bytes; None when there are none, or of another method or version.
-
-        Args:
-            blob: the stored bytes, or None.
-
-        Returns:
-            The extractor (default ``min_k``/``max_k``/weights), or None; unreadable bytes give None, never an
-            error (the build then fits anew).
-        """
-        if not blob:
-            return None
-        try:
-            from safetensors.numpy import load
-
-            from .topics import _safetensors_metadata
-
-            meta = _safetensors_metadata(bytes(blob))
-            if meta.get("method") != METHOD or meta.get("stats") != STATS_VERSION:
-                return None
-            a = load(bytes(blob))
-
-            def js(name: str, kind: type):
-                value = json.loads(a[name].tobytes().decode())
-                if not isinstance(value, kind):
-                    raise ValueError(name)
-                return value
-
-            kx = cls()
-            kx.df, kx.title_df, kx.parent_df = js("df", dict), js("title_df", dict), js("parent_df", dict)
-            kx.forms = {k: Counter(v) for k, v in js("forms", dict).items()}
-            kx.acronyms, kx._acr_key = js("acronyms", dict), js("acr_key", dict)
-            kx._long_keys = set(kx._acr_key.values())
-            kx._spelled = set(js("spelled", list))
-            kx._df1, kx._title1, kx._parent1 = (set(a[n].tolist()) for n in ("df1", "title1", "parent1"))
-            kx.n_docs = int(meta.get("n_docs", "0"))
-            if not all(isinstance(v, int) for d in (kx.df, kx.title_df, kx.parent_df) for v in d.values()):
-                return None
-            return kx
-        except Exception:  # noqa: BLE001 - anything unreadable means a fit, never an error
-            return None
 
     def canonical(self, phrase: str, key: str | None = None) -> str:
         """The corpus's most frequent spelling of ``phrase``'s concept (the long form for an acronym).

@@ -1,0 +1,95 @@
+"""The papers table and its FTS5 index as a build writes them, and the stored text of papers a rebuild takes out.
+
+Split from :mod:`paperatlas.store.sqlite` (which re-exports both functions): the column lists here are the ones
+:func:`paperatlas.store.sqlite.row_to_paper` reads back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from ..model import Paper
+
+_JSON_FIELDS = ("authors", "links", "sources", "given_keyphrases", "sections", "affiliations", "extra", "keyphrases",
+                "secondary_topic_ids")
+_SCALAR_FIELDS = ("id", "title", "abstract", "venue", "year", "status", "track", "digest", "tldr", "tldr_method",
+                  "keyphrases_method", "topic_id", "topic_confidence", "low_confidence", "x", "y")
+_PAPER_COLS = _SCALAR_FIELDS + _JSON_FIELDS
+
+
+def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: dict[str, str]) -> None:
+    """Make the atlas's papers and FTS index exactly ``papers`` (all fields, generated ones included).
+
+    When the atlas already holds papers in the same order (the kept ones first, in their stored order, new ones
+    after them: a rebuild that adds a listing), only the rows that differ are written, so adding 1,000 papers to
+    42,000 rewrites neither the table nor the FTS index; otherwise both are replaced. Either way the atlas reads
+    back the same.
+
+    Args:
+        con: A writable connection (a build's copy, see :func:`atomic_rebuild`).
+        papers: The papers, in the order they are stored.
+        content_hashes: ``paper_id -> hash`` of the text that was embedded (missing ids store ``""``).
+    """
+    cols = list(_PAPER_COLS) + ["content_hash"]
+    rows = []
+    for p in papers:
+        d = p.to_dict()
+        rows.append(tuple([d[k] for k in _SCALAR_FIELDS] + [json.dumps(d[k], ensure_ascii=False) for k in _JSON_FIELDS]
+                          + [content_hashes.get(p.id, "")]))
+    fts = [(p.id, p.title, ", ".join(p.authors), p.abstract, "; ".join(p.keyphrases + p.given_keyphrases), p.tldr)
+           for p in papers]
+    insert_fts = ("INSERT INTO papers_fts (paper_id, title, authors, abstract, keyphrases, tldr) "
+                  "VALUES (?, ?, ?, ?, ?, ?)")
+    insert = f"INSERT INTO papers ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+    old = {r[0]: tuple(r) for r in con.execute(f"SELECT {', '.join(cols)} FROM papers ORDER BY rowid")}
+    new_ids = {p.id for p in papers}
+    kept = [pid for pid in old if pid in new_ids]
+    if not old or [p.id for p in papers[:len(kept)]] != kept:  # a new atlas, or another order: write it all
+        con.execute("DELETE FROM papers")
+        con.execute("DELETE FROM papers_fts")
+        con.executemany(insert, rows)
+        con.executemany(insert_fts, fts)
+        return
+    fts_rowid, fts_old = {}, {}
+    for r in con.execute("SELECT rowid, paper_id, title, authors, abstract, keyphrases, tldr FROM papers_fts"):
+        fts_rowid[r[1]], fts_old[r[1]] = r[0], tuple(r[1:])
+    gone = [pid for pid in old if pid not in new_ids]
+    con.executemany("DELETE FROM papers WHERE id = ?", [(pid,) for pid in gone])
+    con.executemany("DELETE FROM papers_fts WHERE rowid = ?", [(fts_rowid[pid],) for pid in gone if pid in fts_rowid])
+    update = f"UPDATE papers SET {', '.join(f'{c} = ?' for c in cols[1:])} WHERE id = ?"
+    changed, changed_fts, fresh = [], [], []
+    for row, f in zip(rows, fts, strict=True):
+        before = old.get(row[0])
+        if before is None:
+            fresh.append((row, f))
+            continue
+        if before != row:
+            changed.append(row[1:] + row[:1])
+        if fts_old.get(row[0]) != f:
+            changed_fts.append(f)
+    con.executemany(update, changed)
+    con.executemany("DELETE FROM papers_fts WHERE rowid = ?",
+                    [(fts_rowid[f[0]],) for f in changed_fts if f[0] in fts_rowid])
+    con.executemany(insert_fts, changed_fts)
+    con.executemany(insert, [r for r, _ in fresh])
+    con.executemany(insert_fts, [f for _, f in fresh])
+
+
+def paper_texts(con: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """The stored title and text (abstract, else digest) of the papers ``ids`` that the atlas holds.
+
+    Args:
+        con: A connection to the atlas (a build's copy, before :func:`write_papers`).
+        ids: Paper ids.
+
+    Returns:
+        ``paper_id -> (title, abstract or digest)``; ids the atlas lacks are left out.
+    """
+    out = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for r in con.execute(f"SELECT id, title, abstract, digest FROM papers WHERE id IN ({marks})", chunk):
+            out[r[0]] = (r[1], r[2] or r[3] or "")
+    return out
