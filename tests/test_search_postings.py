@@ -173,3 +173,28 @@ def test_cosines_are_the_matrix_product_up_to_rounding(atlas):
         got = _cosines(v, q)
         assert got.dtype == np.float32 and got.shape == (len(v),)
         assert np.allclose(got, v @ q, rtol=0, atol=1e-6)
+
+
+def test_a_paused_warm_up_holds_no_read_lock_so_the_reader_can_write(copy_atlas, monkeypatch):
+    from paperatlas.store import connection
+    from paperatlas.store.userdata import set_mark
+
+    db = copy_atlas()
+    a = Atlas(db)
+    try:
+        monkeypatch.setattr(postings_mod, "ROWID_RANGE", 7)  # several statements per word
+        monkeypatch.setattr(connection, "WRITE_TIMEOUT", 1)
+        wrote = []
+
+        def pause():  # what a request answered meanwhile does: write the reader's mark
+            if not wrote:
+                set_mark(db, a.papers[0].id, rating=1)
+                wrote.append(True)
+
+        px = postings(a)
+        warmed = px._fetch("learning", pause)
+        assert wrote
+        cold = px._fetch("learning", None)
+        assert np.array_equal(warmed.docs, cold.docs) and np.array_equal(warmed.bm25, cold.bm25)
+    finally:
+        a.close()

@@ -6,6 +6,9 @@ Its weight is BM25's inverse document frequency (Robertson & Zaragoza 2009, eq. 
 ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``. A word no paper contains is looked up, by optimal string alignment
 distance (rapidfuzz), among the words of the atlas's titles, keyphrases and TL;DRs, so ``lotery tiket`` is
 searched as ``lottery ticket``.
+
+A word's papers come from :mod:`.postings` (asked of FTS5 once per atlas) as positions in ``atlas.papers``, and
+the tiers of :mod:`.engine` combine them as numpy arrays.
 """
 
 from __future__ import annotations
