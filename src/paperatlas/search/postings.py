@@ -13,9 +13,9 @@ alone. So the ``bm25()`` of an ``OR`` of phrases is the sum, in phrase order, of
 :func:`bm25_scores` adds the kept arrays and gets the very floats SQLite computes (same operations, same order).
 
 Postings are keyed by the phrase's FTS5 tokens (``networks`` and ``network`` share ``("network",)``), found with
-the table's own tokenizer on an in-memory FTS5 table. :func:`warm` fetches the
-stems found in many papers ahead of the first query (the web app runs it in a background thread); what is not
-warm is fetched on first use (~1.5 µs a paper it contains).
+the table's own tokenizer on an in-memory FTS5 table. :func:`warm` fetches the stems found in many papers ahead
+of the first query (the web app runs it in a background thread); what is not warm is fetched on first use
+(~1.5 µs a paper it contains: ``the``, in 42k papers, ~60 ms).
 """
 
 from __future__ import annotations
@@ -290,7 +290,8 @@ def warm(atlas: Atlas, pause: Callable[[], None] | None = None, min_docs: int = 
 
     Args:
         atlas: the atlas.
-        pause: called between chunks of rows (a web app's warm-up waits there while requests are answered).
+        pause: called between statements (a web app's warm-up waits there while requests are answered; no
+            statement is open then).
         min_docs: the fewest papers a term must be in.
         words: plain words to reach stems that are not their own stem (``nois`` through ``noise``).
 
