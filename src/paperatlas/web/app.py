@@ -9,11 +9,10 @@ and map pages), :mod:`.reader_views` (actions, reading list, *For you*); :mod:`.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from flask import Blueprint, Flask, g, render_template, url_for
+from flask import Blueprint, Flask, render_template, url_for
 from markupsafe import Markup
 
 from ..authors import atlas_authors
@@ -26,6 +25,7 @@ from ..search.terms import spelling_vocabulary
 from ..store import Atlas
 from ..vocab import concept_key
 from . import browse_views, paper_views, reader_views, search_views
+from .busy import request_gate
 from .context import MAX_K, PAGE_SIZE, WebContext
 from .search_views import FacetFilters
 from .security import LOOPBACK_HOSTS, install
@@ -78,26 +78,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
 
             recommender_for(atlas)
 
-    # requests being answered: the warm-up below pauses while there are any. Two CPU-bound Python threads share the
-    # GIL, and a request that waits for it at every SQLite call took 5 s instead of 0.4 s at 42k papers.
-    busy = {"n": 0}
-    busy_lock = threading.Lock()
-
-    @app.before_request
-    def _count_in() -> None:
-        with busy_lock:
-            busy["n"] += 1
-        g.counted_busy = True
-
-    @app.teardown_request
-    def _count_out(_exc) -> None:
-        if g.pop("counted_busy", False):  # a request refused before _count_in ran was never counted
-            with busy_lock:
-                busy["n"] -= 1
-
-    def yield_to_requests() -> None:
-        while busy["n"] > 0:
-            time.sleep(0.02)
+    yield_to_requests = request_gate(app)  # every warm-up below, and search's, pauses while requests run
 
     def warm() -> None:
         yield_to_requests()
@@ -142,7 +123,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
                 "out_links": out_links, "author_links": author_links,
                 "mine_of": lambda pid: reader_views.mine_of(ctx, pid)}
 
-    search_views.register(app, ctx, map_args)
+    search_views.register(app, ctx, map_args, yield_to_requests)
     browse_views.register(app, ctx)
     paper_views.register(app, ctx, map_args)
     reader_views.register(app, ctx)

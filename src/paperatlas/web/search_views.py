@@ -5,12 +5,11 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flask import Flask, abort, g, jsonify, render_template, request, url_for
+from flask import Flask, abort, jsonify, render_template, request, url_for
 
 from ..cite import out_links
 from ..facets import CITATION_BUCKETS, RATING_BUCKETS, SORT_KEYS, PaperFacets, facets_of
@@ -252,40 +251,20 @@ def active_filters(ctx: WebContext, flt: FacetFilters) -> list[dict]:
 
 
 
-def start_warm_up(app: Flask, atlas: Atlas) -> threading.Thread:
-    """Prepare search for ``atlas`` in a background thread that gives way while ``app`` answers requests.
+def start_warm_up(atlas: Atlas, pause: Callable[[], None]) -> threading.Thread:
+    """Prepare search for ``atlas`` in a background thread that gives way while the app answers requests.
 
-    Runs :func:`paperatlas.search.warm_up` (the postings of the common words, ~5 s at 42k papers), pausing
-    between chunks of work whenever a request is being answered (two CPU-bound threads sharing the GIL slow the
-    request down several times). An error in the thread (an atlas closed under it) ends it quietly: search then
-    fetches what it needs itself.
+    Runs :func:`paperatlas.search.warm_up` (the postings of the common words, ~5 s at 42k papers), calling
+    ``pause`` between chunks of work (two CPU-bound threads sharing the GIL slow a request down several times). An
+    error in the thread (an atlas closed under it) ends it quietly: search then fetches what it needs itself.
 
     Args:
-        app: the Flask app (its requests are counted from now on).
-        atlas: its atlas.
+        atlas: the app's atlas.
+        pause: returns once no request is being answered (:func:`paperatlas.web.busy.request_gate`).
 
     Returns:
         The started daemon thread.
     """
-    busy = {"n": 0}
-    lock = threading.Lock()
-
-    @app.before_request
-    def _search_count_in() -> None:
-        with lock:
-            busy["n"] += 1
-        g.search_warm_counted = True
-
-    @app.teardown_request
-    def _search_count_out(_exc) -> None:
-        if g.pop("search_warm_counted", False):
-            with lock:
-                busy["n"] -= 1
-
-    def pause() -> None:
-        while busy["n"] > 0:
-            time.sleep(0.01)
-
     def run() -> None:
         with contextlib.suppress(Exception):  # noqa: BLE001 - a warm-up is never worth a traceback
             warm_up(atlas, pause)
@@ -295,16 +274,17 @@ def start_warm_up(app: Flask, atlas: Atlas) -> threading.Thread:
     return thread
 
 
-def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
-    """Add the search routes (``index``, ``api_search``) to ``app``.
+def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict], pause: Callable[[], None]) -> None:
+    """Add the search routes (``index``, ``api_search``) to ``app`` and start the search warm-up.
 
     Args:
         app: the Flask app.
         ctx: the shared state.
         map_args: ``compact -> template arguments of _map.html`` (the overview map on the empty search page).
+        pause: returns once no request is being answered; the warm-up waits on it.
     """
     links_of: dict[str, list[dict]] = {}  # paper id -> its links out as the API gives them (they never change)
-    start_warm_up(app, ctx.atlas)
+    start_warm_up(ctx.atlas, pause)
 
     @app.get("/")
     def index():
