@@ -54,9 +54,7 @@ import json
 import os
 import random
 import re
-import socket
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -341,20 +339,10 @@ def serve_figures(db: Path, n_requests: int, seed: int, idle_limit: float) -> di
     import httpx
 
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), TQDM_DISABLE="1")
-    port = scale.free_port()
     t_start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "paperatlas.cli", "serve", "--db", str(db), "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc, port = scale.start_serve(db, env, poll_seconds=0.05)
     try:
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600)
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    raise SystemExit(f"serve exited: {proc.stderr.read().decode()[-2000:]}") from None
-                time.sleep(0.05)
         t_listen = time.perf_counter()
         log(f"serve listening after {t_listen - t_start:.1f} s (RSS {proc_status_mib(proc.pid, 'VmRSS'):.0f} MiB)")
         r = client.get("/api/search", params={"q": "graph neural networks"})

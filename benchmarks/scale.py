@@ -93,25 +93,33 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
 
+def start_serve(db: Path, env: dict, poll_seconds: float) -> tuple[subprocess.Popen, int]:
+    """Start ``paperatlas serve`` on ``db`` at a free port and return ``(process, port)`` once it accepts connections.
+
+    Raises SystemExit with the server's last stderr when it exits first; ``poll_seconds`` between attempts.
+    """
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "paperatlas.cli", "serve", "--db", str(db), "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while True:  # until the server accepts connections
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, port
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"serve exited: {proc.stderr.read().decode()[-2000:]}") from None
+            time.sleep(poll_seconds)
+
+
 def http_figures(db: Path, env: dict, n_requests: int) -> dict:
     """Serve ``db``, time the first search, then p50/p95 of searches and related-paper requests (ms)."""
     import httpx
 
-    port = free_port()
     t_start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "paperatlas.cli", "serve", "--db", str(db), "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc, port = start_serve(db, env, poll_seconds=0.02)
     base = f"http://127.0.0.1:{port}"
     try:
         client = httpx.Client(base_url=base, timeout=120)
-        while True:  # until the server accepts connections
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    raise SystemExit(f"serve exited: {proc.stderr.read().decode()[-2000:]}") from None
-                time.sleep(0.02)
         t_listen = time.perf_counter()
         r = client.get("/api/search", params={"q": "graph neural networks"})
         t_first = time.perf_counter()
