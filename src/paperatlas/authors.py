@@ -10,6 +10,7 @@ join.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .model import Paper
@@ -83,18 +84,22 @@ class AuthorIndex:
         return sorted(((self.entries[k], n) for k, n in counts.items()), key=lambda x: (-x[1], x[0].name))
 
 
-def author_index(papers: list[Paper]) -> AuthorIndex:
+def author_index(papers: list[Paper], pause: Callable[[], None] | None = None) -> AuthorIndex:
     """Every author of ``papers`` (see the module docstring for which spellings are one author).
 
     Args:
         papers: the papers.
+        pause: called every 50 papers (a web app's background warm-up waits there while requests are answered).
 
     Returns:
         The index; each author's papers in the order of ``papers``.
     """
     # spellings grouped by the build's merge key, then split by first name
+    wait = pause or (lambda: None)
     by_merge: dict[str, Counter] = {}
-    for p in papers:
+    for i, p in enumerate(papers):
+        if i % 50 == 0:
+            wait()
         for a in dict.fromkeys(" ".join(x.split()) for x in p.authors if x.strip()):
             k = author_key(a)
             if k:
@@ -108,7 +113,9 @@ def author_index(papers: list[Paper]) -> AuthorIndex:
                 first = next(iter(full))
             person_of[s] = f"{k}|{first}"
     people: dict[str, AuthorEntry] = {}
-    for p in papers:
+    for i, p in enumerate(papers):
+        if i % 50 == 0:
+            wait()
         for a in dict.fromkeys(" ".join(x.split()) for x in p.authors if x.strip()):
             pid = person_of.get(a)
             if pid is None:
@@ -119,7 +126,9 @@ def author_index(papers: list[Paper]) -> AuthorIndex:
             entry.spellings[a] += 1
     entries: dict[str, AuthorEntry] = {}
     key_of: dict[tuple[str, str], str] = {}
-    for pid in sorted(people):
+    for i, pid in enumerate(sorted(people)):
+        if i % 200 == 0:
+            wait()
         e = people[pid]
         e.name = max(e.spellings, key=lambda s: (e.spellings[s], len(s), s))
         base = slugify(e.name) or "author"
@@ -134,13 +143,17 @@ def author_index(papers: list[Paper]) -> AuthorIndex:
     return AuthorIndex(entries, key_of)
 
 
-def atlas_authors(atlas: Atlas) -> AuthorIndex:
+def atlas_authors(atlas: Atlas, pause: Callable[[], None] | None = None) -> AuthorIndex:
     """:func:`author_index` of the atlas's papers, computed once per atlas object (~0.1 s per 10k papers).
 
     Args:
         atlas: the atlas.
+        pause: a background warm-up's ``wait``: the index is then made ahead with
+            :meth:`~paperatlas.store.Atlas.prepare`, pausing every 50 papers.
 
     Returns:
         The index.
     """
+    if pause is not None:
+        atlas.prepare("authors", lambda: author_index(atlas.papers, pause))
     return atlas.derived("authors", lambda: author_index(atlas.papers))

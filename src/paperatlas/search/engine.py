@@ -406,7 +406,7 @@ def warm_up(atlas: Atlas, pause: Callable[[], None] | None = None) -> None:
     wait()
     _rows(atlas)
     wait()
-    vocab = spelling_vocabulary(atlas)
+    vocab = spelling_vocabulary(atlas, pause)
     candidates_by_letter(atlas)
     wait()
     warm(atlas, pause, words=list(vocab))

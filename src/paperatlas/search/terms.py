@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ from .postings import postings, quoted
 
 #: FTS5 operators, never searched as words
 _OPERATORS = {"and", "or", "not", "near"}
+PAUSE_EVERY = 50  # papers between a warm-up's pauses (~2 ms of work: a request never waits longer for the GIL)
 #: typos are corrected only in words at least this long (shorter ones have too many neighbours)
 MIN_TYPO_LEN = 4
 
@@ -156,13 +158,15 @@ def _idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-def spelling_vocabulary(atlas: Atlas) -> dict[str, int]:
+def spelling_vocabulary(atlas: Atlas, pause: Callable[[], None] | None = None) -> dict[str, int]:
     """Word → number of papers whose title, keyphrases or TL;DR use it (lower case, letters only, ≥ 3 letters).
 
     Computed once per atlas (:meth:`paperatlas.store.Atlas.derived`); ~0.3 s per 10k papers.
 
     Args:
         atlas: the atlas.
+        pause: a background warm-up's ``wait`` (:func:`paperatlas.web.busy.request_gate`), called every
+            :data:`PAUSE_EVERY` papers; the value is then made with :meth:`~paperatlas.store.Atlas.prepare`.
 
     Returns:
         The vocabulary the spelling corrector chooses from.
@@ -170,12 +174,16 @@ def spelling_vocabulary(atlas: Atlas) -> dict[str, int]:
 
     def count() -> dict[str, int]:
         df: dict[str, int] = {}
-        for p in atlas.papers:
+        for i, p in enumerate(atlas.papers):
+            if pause is not None and i % PAUSE_EVERY == 0:
+                pause()
             text = " ".join([p.title, *p.keyphrases, *p.given_keyphrases, p.tldr or ""]).lower()
             for w in set(re.findall(r"[a-z]{3,}", text)):
                 df[w] = df.get(w, 0) + 1
         return df
 
+    if pause is not None:
+        atlas.prepare("spelling vocabulary", count)
     return atlas.derived("spelling vocabulary", count)
 
 

@@ -10,6 +10,7 @@ are carried over by that copy and copied again from the live file just before th
 from __future__ import annotations
 
 import contextlib
+import gc
 import glob
 import json
 import os
@@ -335,6 +336,18 @@ def set_meta(con: sqlite3.Connection, **values) -> None:
 T = TypeVar("T")
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block (loading creates objects, none of them garbage)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class Atlas:
     """Read-only view of an atlas file, loaded into memory for querying.
 
@@ -363,7 +376,8 @@ class Atlas:
         self.path = Path(path)
         self.con = connect(self.path, readonly=True)
         try:
-            self._load()
+            with _gc_paused():  # 7 full collections (1.4 s) over the new objects at 42k papers otherwise
+                self._load()
         except MalformedAtlas:
             self.con.close()
             raise
@@ -429,8 +443,27 @@ class Atlas:
             lock = self._derived_locks.setdefault(name, threading.Lock())
         with lock:
             if name not in self._derived:
-                self._derived[name] = compute()
+                value = compute()
+                with self._derived_guard:
+                    self._derived.setdefault(name, value)
         return self._derived[name]  # type: ignore[return-value]
+
+    def prepare(self, name: str, compute: Callable[[], object]) -> None:
+        """Compute the :meth:`derived` value ``name`` ahead of need, without holding its lock.
+
+        For a warm-up whose ``compute`` pauses while requests are answered: a request that needs the value then
+        computes it itself rather than wait on a paused thread that waits on it. The first value stored wins.
+
+        Args:
+            name: The value's key, as :meth:`derived` is asked for it.
+            compute: Makes the value.
+        """
+        with self._derived_guard:
+            if name in self._derived:
+                return
+        value = compute()
+        with self._derived_guard:
+            self._derived.setdefault(name, value)
 
     def stored_model(self, name: str) -> bytes | None:
         """The blob the build stored as ``name`` (e.g. ``"recommender.tfidf"``) in ``models``, or None if none."""

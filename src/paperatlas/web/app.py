@@ -8,6 +8,8 @@ and map pages), :mod:`.reader_views` (actions, reading list, *For you*); :mod:`.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,11 +23,11 @@ from ..mapview import STATIC_DIR as MAP_STATIC_DIR
 from ..mapview import topic_color
 from ..markup import FAVICON, note_html
 from ..model import STATUSES
-from ..search.terms import spelling_vocabulary
+from ..search import warm_up
 from ..store import Atlas
 from ..vocab import concept_key
 from . import browse_views, paper_views, reader_views, search_views
-from .busy import request_gate
+from .busy import fast_switching, request_gate
 from .context import MAX_K, PAGE_SIZE, WebContext
 from .search_views import FacetFilters
 from .security import LOOPBACK_HOSTS, install
@@ -43,8 +45,10 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
         db_path: the atlas file.
         preload_model: start loading the query embedding model (ONNX Runtime when it can,
             :func:`paperatlas.enrich.query_embed.query_embedder`) in a background thread so the first semantic
-            search is fast; the same thread then builds the recommender's TF-IDF matrix (~15 s at 40k papers) so
-            the first *For you* visit is fast. False: no model is loaded (words only).
+            search is fast, then prepare the recommender, facets and authors (~17 s at 42k papers in all, pausing
+            while requests are answered) and freeze the loaded objects out of garbage collection (a server's atlas
+            lives as long as the process). False: no model is loaded (words only), nothing frozen. Either way
+            a background thread prepares search (its index arrays and the common words' postings).
         allowed_hosts: Host names the ``Host`` header may name (any port; ``localhost``, ``127.0.0.1`` and
             ``::1`` always), against DNS rebinding; None: any (a wildcard bind address, with ``access_token``).
         access_token: When given, every browser session must present it once (``?token=...``) or every request
@@ -66,33 +70,43 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     app.register_blueprint(Blueprint("mapview", __name__, static_folder=MAP_STATIC_DIR,
                                      static_url_path="/mapview/static"))
 
-    def load_model() -> None:
-        try:
-            from ..enrich.query_embed import query_embedder
-
-            ctx.state["embedder"] = query_embedder()
-        except Exception as e:  # noqa: BLE001 - the app still works with words only
-            ctx.state["error"] = str(e)
-        if atlas.ids:
-            from ..recommend import recommender_for
-
-            recommender_for(atlas)
-
-    yield_to_requests = request_gate(app)  # every warm-up below, and search's, pauses while requests run
+    yield_to_requests = request_gate(app)
 
     def warm() -> None:
-        yield_to_requests()
-        spelling_vocabulary(atlas)  # ~0.8 s at 42k papers: not on the first misspelt query
-        for i, p in enumerate(atlas.papers):  # ~6 s at 40k papers
-            if i % 200 == 0:
-                yield_to_requests()
-            ctx.facets_for(p)
-        yield_to_requests()
-        atlas_authors(atlas)
+        """Compute ahead, one piece at a time, what the first requests would otherwise wait for.
 
-    if preload_model:
-        threading.Thread(target=load_model, daemon=True).start()
-        threading.Thread(target=warm, daemon=True).start()
+        One thread, pausing every ~2 ms of work while a request is answered, with a short GIL switch interval
+        (:func:`paperatlas.web.busy.fast_switching`): a CPU-bound thread sharing the GIL otherwise makes each of
+        a request's SQLite and ONNX calls wait the 5 ms default interval for it (searches of 1-2 s in the first
+        20 s at 42k papers). At 42k papers: the query model 1.6 s, search's indexes and postings ~5 s,
+        the recommender 1 s, facets ~6 s, authors 3.5 s.
+        """
+        with fast_switching(), contextlib.suppress(Exception):  # noqa: BLE001 - a warm-up is never worth a traceback
+            if preload_model:
+                try:
+                    from ..enrich.query_embed import query_embedder
+
+                    ctx.state["embedder"] = query_embedder()
+                except Exception as e:  # noqa: BLE001 - the app still works with words only
+                    ctx.state["error"] = str(e)
+            warm_up(atlas, yield_to_requests)  # search: index arrays, spelling vocabulary, common words' postings
+            if not preload_model:
+                return
+            if atlas.ids:
+                yield_to_requests()
+                from ..recommend import recommender_for
+
+                recommender_for(atlas)
+            for i, p in enumerate(atlas.papers):
+                if i % 50 == 0:
+                    yield_to_requests()
+                ctx.facets_for(p)
+            atlas_authors(atlas, yield_to_requests)
+            gc.freeze()  # what is loaded now lives as long as the app: no full collection walks it again
+
+    if preload_model:  # serving: the atlas lives as long as the process (tests make many apps: nothing frozen)
+        gc.freeze()
+    threading.Thread(target=warm, name="paperatlas-warm-up", daemon=True).start()
 
     def map_args(compact: bool) -> dict:
         """Template arguments of ``_map.html`` (the interactive map, drawn by mapview/static/atlasmap.js)."""
@@ -123,7 +137,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
                 "out_links": out_links, "author_links": author_links,
                 "mine_of": lambda pid: reader_views.mine_of(ctx, pid)}
 
-    search_views.register(app, ctx, map_args, yield_to_requests)
+    search_views.register(app, ctx, map_args)
     browse_views.register(app, ctx)
     paper_views.register(app, ctx, map_args)
     reader_views.register(app, ctx)

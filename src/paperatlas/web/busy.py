@@ -6,11 +6,40 @@ Two CPU-bound Python threads share the GIL: a request that waits for it at every
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from flask import Flask, g
+
+WARM_SWITCH_SECONDS = 0.0005
+"""The GIL switch interval (:func:`sys.setswitchinterval`, seconds) while a warm-up runs: a query embedding beside a
+CPU-bound Python thread took 12-18 ms at the default 5 ms, 7-9 ms at 0.5 ms (3.3 ms alone)."""
+
+_switching = {"n": 0, "saved": 0.005}
+_switching_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def fast_switching() -> Iterator[None]:
+    """Run the block with the GIL switch interval at :data:`WARM_SWITCH_SECONDS`.
+
+    Process-wide: nested and concurrent blocks share it, and the interval before the first is restored after the last.
+    """
+    with _switching_lock:
+        if _switching["n"] == 0:
+            _switching["saved"] = sys.getswitchinterval()
+            sys.setswitchinterval(WARM_SWITCH_SECONDS)
+        _switching["n"] += 1
+    try:
+        yield
+    finally:
+        with _switching_lock:
+            _switching["n"] -= 1
+            if _switching["n"] == 0:
+                sys.setswitchinterval(_switching["saved"])
 
 
 def request_gate(app: Flask, poll_seconds: float = 0.01) -> Callable[[], None]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +12,7 @@ from flask import Flask, abort, jsonify, render_template, request, url_for
 from ..cite import out_links
 from ..facets import CITATION_BUCKETS, RATING_BUCKETS, SORT_KEYS, PaperFacets, facets_of
 from ..model import Paper
-from ..search import Filters, SearchResults, parse_years, search_results, warm_up
+from ..search import Filters, SearchResults, parse_years, search_results
 from ..store import Atlas
 from .context import PAGE_SIZE, WebContext, pages
 
@@ -251,40 +249,15 @@ def active_filters(ctx: WebContext, flt: FacetFilters) -> list[dict]:
 
 
 
-def start_warm_up(atlas: Atlas, pause: Callable[[], None]) -> threading.Thread:
-    """Prepare search for ``atlas`` in a background thread that gives way while the app answers requests.
-
-    Runs :func:`paperatlas.search.warm_up` (the postings of the common words, ~5 s at 42k papers), calling
-    ``pause`` between chunks of work (two CPU-bound threads sharing the GIL slow a request down several times). An
-    error in the thread (an atlas closed under it) ends it quietly: search then fetches what it needs itself.
-
-    Args:
-        atlas: the app's atlas.
-        pause: returns once no request is being answered (:func:`paperatlas.web.busy.request_gate`).
-
-    Returns:
-        The started daemon thread.
-    """
-    def run() -> None:
-        with contextlib.suppress(Exception):  # noqa: BLE001 - a warm-up is never worth a traceback
-            warm_up(atlas, pause)
-
-    thread = threading.Thread(target=run, name="paperatlas-search-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
-def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict], pause: Callable[[], None]) -> None:
-    """Add the search routes (``index``, ``api_search``) to ``app`` and start the search warm-up.
+def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
+    """Add the search routes (``index``, ``api_search``) to ``app``.
 
     Args:
         app: the Flask app.
         ctx: the shared state.
         map_args: ``compact -> template arguments of _map.html`` (the overview map on the empty search page).
-        pause: returns once no request is being answered; the warm-up waits on it.
     """
     links_of: dict[str, list[dict]] = {}  # paper id -> its links out as the API gives them (they never change)
-    start_warm_up(ctx.atlas, pause)
 
     @app.get("/")
     def index():
