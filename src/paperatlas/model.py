@@ -194,7 +194,8 @@ class Paper:
         for name in _PAPER_FIELDS:
             v = getattr(self, name)
             if isinstance(v, list):
-                v = [asdict(x) if hasattr(x, "__dataclass_fields__")
+                v = [{f: getattr(x, f) for f in _FLAT_FIELDS[type(x)]} if type(x) in _FLAT_FIELDS
+                     else asdict(x) if hasattr(x, "__dataclass_fields__")
                      else copy.deepcopy(x) if isinstance(x, (list, dict)) else x for x in v]
             elif isinstance(v, dict):
                 v = copy.deepcopy(v)
@@ -264,3 +265,5 @@ class Topic:
 
 #: the field names of :class:`Paper`, in order (:meth:`Paper.to_dict`)
 _PAPER_FIELDS = tuple(f.name for f in fields(Paper))
+# dataclasses of scalar fields only: their dict is asdict's without its recursion (7 s of a 42k rebuild's write)
+_FLAT_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (Link, SourceRef)}

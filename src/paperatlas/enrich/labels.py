@@ -90,6 +90,11 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
     n_papers = max(len(assign), 1)
     max_df = max(MAX_LABEL_DF, 1.5 / max(n_topics, 1))  # with few topics, a topic's own terms are in many papers
     taken = taken if taken is not None else set()
+    # phrases a taken key starts or ends with (whole words): such a phrase would read as part of another label
+    taken_heads: set[str] = set()
+    taken_tails: set[str] = set()
+    for tk in taken:
+        _add_affixes(tk, taken_heads, taken_tails)
     used_labels: set[str] = set()
     out: list[tuple[str, list[str]]] = []
     for t in range(n_topics):
@@ -107,7 +112,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         label = ""
         free = [k for k in dict.fromkeys(_clean_terms(
             good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df)
-            and not any(tk.startswith(k + " ") or tk.endswith(" " + k) for tk in taken),
+            and k not in taken_heads and k not in taken_tails,
             parts=parts)) if k not in taken]
         if free:
             # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
@@ -127,11 +132,24 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
                     label = f"{label} and {_display(forms, k2)}"
                     break
             taken.add(k)
+            _add_affixes(k, taken_heads, taken_tails)
         if not label or label.casefold() in used_labels:
             label = f"Topic {t + 1}" if not label else f"{label} ({t + 1})"
         used_labels.add(label.casefold())
         out.append((label, top_terms))
     return out
+
+
+def _add_affixes(key: str, heads: set[str], tails: set[str]) -> None:
+    """Record the whole-word heads and tails of ``key``.
+
+    Adds each ``h`` with ``key.startswith(h + " ")`` to ``heads``, each ``t`` with ``key.endswith(" " + t)`` to
+    ``tails``.
+    """
+    for i, c in enumerate(key):
+        if c == " ":
+            heads.add(key[:i])
+            tails.add(key[i + 1:])
 
 
 #: phrase keys too general to name a topic of an ML corpus (they describe every paper)
