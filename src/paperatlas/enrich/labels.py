@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,23 +53,23 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         ``(label, top_terms)`` per topic index.
     """
     n_topics = n_topics if n_topics is not None else (int(assign.max()) + 1 if len(assign) else 0)
-    tf: list[Counter[str]] = [Counter() for _ in range(n_topics)]
-    forms: dict[str, Counter[str]] = {}
-    docs: dict[tuple[int, str], set[int]] = {}  # (topic, phrase key) -> the papers carrying it
-    for i, (t, kps) in enumerate(zip(assign.tolist(), keyphrases, strict=True)):
-        for kp in dict.fromkeys(kps):
-            k = phrase_key(kp)
-            if not k:
-                continue
-            tf[t][k] += 1
-            f = forms.get(k)
-            if f is None:
-                f = forms[k] = Counter()
-            f[kp] += 1
-            d = docs.get((t, k))
-            if d is None:
-                d = docs[(t, k)] = set()
-            d.add(i)
+    # each paper's distinct spellings as (key, spelling); a key twice when two spellings share it (counted twice)
+    pairs = [[(k, kp) for kp in dict.fromkeys(kps) if (k := phrase_key(kp))] for kps in keyphrases]
+    # a topic's phrase counts and each key's spellings, counted in C (collections.Counter over chained iterables),
+    # in the order a loop over the papers would insert them (ties between phrases are broken by that order)
+    members = np.argsort(assign, kind="stable")
+    bounds = np.searchsorted(assign[members], np.arange(n_topics + 1)) if len(assign) else np.zeros(n_topics + 1,
+                                                                                                      dtype=int)
+    member_rows = [members[bounds[t]:bounds[t + 1]].tolist() for t in range(n_topics)]
+    tf: list[Counter[str]] = [Counter(k for i in rows for k, _ in pairs[i]) for rows in member_rows]
+    forms: dict[str, dict[str, int]] = {}
+    for (k, kp), n in Counter(pair for row in pairs for pair in row).items():
+        forms.setdefault(k, {})[kp] = n
+
+    def docs(t: int, k: str) -> set[int]:
+        """The papers of topic ``t`` carrying phrase ``k``."""
+        return {i for i in member_rows[t] if any(k == k2 for k2, _ in pairs[i])}
+
     total: Counter[str] = Counter()
     for c in tf:
         total.update(c)
@@ -77,10 +78,8 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
     coverage: dict[tuple[int, str], float] = {}
     if children is not None:
         child_size = Counter(zip(assign.tolist(), children.tolist(), strict=True))
-        in_child: Counter = Counter()
-        for t, child, kps in zip(assign.tolist(), children.tolist(), keyphrases, strict=True):
-            for k in {phrase_key(kp) for kp in kps}:
-                in_child[(t, child, k)] += 1
+        in_child: Counter = Counter((t, child, k) for t, child, row in zip(assign.tolist(), children.tolist(), pairs,
+                                                                           strict=True) for k in {k for k, _ in row})
         for (t, child, k), n in in_child.items():
             if n >= max(2, 0.1 * child_size[(t, child)]):
                 coverage[(t, k)] = coverage.get((t, k), 0.0) + child_size[(t, child)]
@@ -98,7 +97,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
     used_labels: set[str] = set()
     out: list[tuple[str, list[str]]] = []
     for t in range(n_topics):
-        size = int((assign == t).sum())
+        size = len(member_rows[t])
         # ties go to the longer, more specific phrase
         scored = [(sc, k) for sc, _, k in sorted(
             ((f * math.log(1 + avg / total[k]) * (1 + 0.3 * (len(k.split()) > 1))
@@ -124,7 +123,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             second_support = max(3, round(0.1 * size))
             for k2 in free[:6]:
                 if k2 == k or _related_terms(k, k2) or tf[t][k2] < second_support \
-                        or not _cooccur(docs.get((t, k), set()), docs.get((t, k2), set())):
+                        or not _cooccur(docs(t, k), docs(t, k2)):
                     continue
                 if weight.get(k2, 0) >= 0.5 * weight.get(k, 0) \
                         and len(label.split()) + 1 + len(k2.split()) <= MAX_LABEL_WORDS \
@@ -213,16 +212,21 @@ def _phrase_parts(tf: Counter[str]) -> tuple[dict[str, int], dict[str, list[tupl
     tails: dict[str, int] = {}
     heads: dict[str, list[tuple[str, int]]] = {}
     for k2, f in tf.items():
-        words = k2.split()
-        for i in range(1, len(words)):
-            tail, head = " ".join(words[i:]), " ".join(words[:i])
+        for tail, head in _splits(k2):
             if f > tails.get(tail, 0):
                 tails[tail] = f
             heads.setdefault(head, []).append((k2, f))
     return tails, heads
 
 
-def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]],
+@lru_cache(maxsize=1 << 18)
+def _splits(key: str) -> tuple[tuple[str, str], ...]:
+    """``(tail, head)`` at each word boundary of a phrase key (``("networks", "graph neural")``, ...)."""
+    words = key.split()
+    return tuple((" ".join(words[i:]), " ".join(words[:i])) for i in range(1, len(words)))
+
+
+def _extend(key: str, tf: Counter[str], forms: dict[str, dict[str, int]],
             heads: dict[str, list[tuple[str, int]]] | None = None) -> str:
     """Extend a fragment like ``graph neural`` or ``self-supervised`` to the phrase it starts in this topic.
 
@@ -244,7 +248,7 @@ def _extend(key: str, tf: Counter[str], forms: dict[str, Counter[str]],
     return "" if best == key and adjectival else best
 
 
-def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]],
+def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, dict[str, int]],
                  keep: Callable[[str], bool] = lambda key: True, parts=None) -> Iterator[str]:
     """A topic's ranked phrase keys as a reader may see them (labels and the terms on topic pages).
 
@@ -265,7 +269,7 @@ def _clean_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str
             yield full
 
 
-def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, Counter[str]], k: int,
+def _shown_terms(keys: list[str], tf: Counter[str], forms: dict[str, dict[str, int]], k: int,
                  parts=None) -> list[str]:
     """The first ``k`` distinct :func:`_clean_terms` of a topic's ranked phrase keys, as shown on its page.
 
@@ -320,12 +324,16 @@ def _is_acronym_pair(a: str, b: str) -> bool:
 _GENERIC_KEYS = frozenset(phrase_key(t) for t in GENERIC_TERMS)
 
 
-def _display(forms: dict[str, Counter[str]], key: str) -> str:
+def _count(item: tuple[str, int]) -> int:
+    return item[1]
+
+
+def _display(forms: dict[str, dict[str, int]], key: str) -> str:
     """Most common spelling of a phrase key.
 
     Plural forms are preferred for multi-word noun phrases as people write topic names in the plural (``graph
     neural networks``).
     """
-    best = forms[key].most_common(1)[0][0]
+    best = max(forms[key].items(), key=_count)[0]  # the first most frequent, as Counter.most_common(1)
     plural = [f for f in forms[key] if f.lower().endswith("s") and not best.lower().endswith("s")]
     return plural[0] if plural and len(best.split()) > 1 else best
