@@ -31,8 +31,10 @@ def dumps(kx: KeyphraseExtractor) -> bytes:
     def js(value) -> np.ndarray:
         return np.frombuffer(json.dumps(value, ensure_ascii=False).encode(), dtype=np.uint8).copy()
 
-    def hashes(values: set[int]) -> np.ndarray:
-        return np.array(sorted(values), dtype=np.uint64)
+    def hashes(values: set[int]) -> np.ndarray:  # sorted, so equal statistics give equal bytes
+        out = np.fromiter(values, dtype=np.uint64, count=len(values))
+        out.sort()
+        return out
 
     arrays = {"df": js(kx.df), "title_df": js(kx.title_df), "parent_df": js(kx.parent_df),
               "forms": js(kx.forms), "acronyms": js(kx.acronyms), "acr_key": js(kx._acr_key),
