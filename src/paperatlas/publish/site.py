@@ -24,11 +24,15 @@ Layout of ``DIR``::
     topic/<id>.html     one page per area and sub-topic: label, sub-topics, top keyphrases, all its papers
                         Oral → Spotlight → Poster
     topics.html         every area with its sub-topics, sizes and top keyphrases
+    trends.html         topic trends over the years (:mod:`._trends`): the fastest rising and falling sub-topics and
+                        the areas, charts (Plotly.js copied to assets/plotly.min.js, ``trendchart.js``) and tables
+                        of slopes with 95 % intervals; topic pages show their own chart. An atlas of fewer than 3
+                        years says so instead (no Plotly copied)
     author/<key>.html   one page per author (:func:`paperatlas.authors.author_index`): their papers, co-authors
     map.html            the self-contained interactive map of :mod:`.map_html` (Plotly inlined, ~5 MB; not loaded
                         by the first page) with the site's navigation; its points open the paper pages
 
-Every page has the navigation bar Search · All papers · Topics · Map · Bookmarks (:data:`SITE_NAV`).
+Every page has the navigation bar Search · All papers · Topics · Map · Trends · Bookmarks (:data:`SITE_NAV`).
 
 Bookmarks (☆) are paper ids kept in the browser's ``localStorage`` (key ``paperatlas-bookmarks``).
 
@@ -53,10 +57,12 @@ from typing import Any
 from ..authors import author_index
 from ..cite import bibtex_entry, out_links
 from ..facets import CITATION_BUCKETS, RATING_BUCKETS, facets_of
-from ..mapview import htmlsafe_json
+from ..mapview import STATIC_DIR as MAPVIEW_STATIC
+from ..mapview import htmlsafe_json, plotly_js_path
 from ..model import STATUSES, Paper, Topic, status_rank
 from . import map_html
 from ._common import ENV, TEMPLATES, code_link, default_title, one_line, paper_link, paper_sort_key
+from ._trends import published_trends, site_page_args, topic_args
 
 FORMAT = "site"
 
@@ -67,7 +73,8 @@ _VENDOR = _HERE / "vendor"
 _ASSETS = ((_TEMPLATES / "site.css", "site.css"), (_TEMPLATES / "site.js", "site.js"),
            (_TEMPLATES / "bookmarks.js", "bookmarks.js"), (_TEMPLATES / "copy.js", "copy.js"),
            (_VENDOR / "minisearch.min.js", "minisearch.min.js"),
-           (_VENDOR / "minisearch.LICENSE.txt", "minisearch.LICENSE.txt"))
+           (_VENDOR / "minisearch.LICENSE.txt", "minisearch.LICENSE.txt"),
+           (MAPVIEW_STATIC / "trendchart.js", "trendchart.js"))
 #: Thresholds of the site's "at least" facets (as the web app's): the finite lower bounds of
 #: :data:`paperatlas.facets.RATING_BUCKETS` and those above 0 of :data:`paperatlas.facets.CITATION_BUCKETS`, and ours
 #: for the mean reviewer confidence and (at most) the rating spread.
@@ -76,7 +83,7 @@ FACET_STEPS = {"rating": [lo for lo, _ in RATING_BUCKETS if math.isfinite(lo)],
                "confidence": [4.0, 3.0], "spread": [0.5, 1.0]}
 #: The site's navigation, on every page (relative to the site root; pages below it prefix ``../``).
 SITE_NAV = [("Search", "index.html"), ("All papers", "index.html?sort=title"), ("Topics", "topics.html"),
-            ("Map", "map.html"), ("Bookmarks", "index.html#bookmarks")]
+            ("Map", "map.html"), ("Trends", "trends.html"), ("Bookmarks", "index.html#bookmarks")]
 ENV.globals["site_nav"] = SITE_NAV
 _ASSET_RE = re.compile(r"""<(?:script\b[^>]*\bsrc|link\b[^>]*\bhref)\s*=\s*["']([^"']+)["']""", re.I)
 
@@ -224,6 +231,11 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
             ratings=_ratings(p),
             topic=topic_ref(topic), area=topic_ref(area), related=rel))
 
+    trends = published_trends(papers, topics)
+    if trends.topics is not None:  # the charts' Plotly.js, once for every page (a <script src> works from file://)
+        shutil.copyfile(plotly_js_path(), out / "assets" / "plotly.min.js")
+    _write(out / "trends.html", ENV.get_template("site/trends.html").render(title=title, root="",
+                                                                             **site_page_args(trends)))
     page = ENV.get_template("site/topic.html")
     for t in topics:
         ps = sorted(members.get(t.id, []), key=paper_sort_key)
@@ -238,7 +250,7 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
         _write(out / "topic" / f"{t.id}.html", page.render(
             title=title, root="../", t=t, label=one_line(t.label), keyphrases=t.keyphrases[:12],
             subs=[{"id": s.id, "label": s.label, "n": len(members.get(s.id, []))} for s in subs],
-            parent=topic_ref(parent), groups=groups, n=len(ps)))
+            parent=topic_ref(parent), groups=groups, n=len(ps), **topic_args(trends, t)))
 
     authors = author_index(papers)
     (out / "author").mkdir()

@@ -10,6 +10,8 @@ Layout::
     - [Reinforcement learning](#reinforcement-learning) (116)
       - [Offline reinforcement learning](#offline-reinforcement-learning) (17)
 
+    ## Trends                                    <- only for papers over 3+ years (publish/_trends.py): rising
+                                                   and falling topics and areas, OLS slope with 95% interval
     ## Reinforcement learning                    <- one section per area (largest first)
     116 papers · sub-topics: Offline reinforcement learning (17), ...
     Top keyphrases: ...
@@ -17,6 +19,7 @@ Layout::
     ### Offline reinforcement learning          <- one page per sub-topic (largest first)
     17 papers · 2 Oral, 3 Spotlight, 12 Poster
     Top keyphrases: offline; model-based; ...
+    Trend: rising +0.97 pp/yr (95% CI ...)       <- its share per year's slope (multi-year atlases)
     Nearest topics: Imitation learning and reward function, ...
     - Title [[paper]](...) [[code]](...)          <- papers Oral → Spotlight → Poster → other, then title
       - Authors. *ICLR 2021 (Oral)*
@@ -46,6 +49,7 @@ from ._common import (
     paper_sort_key,
     venue_text,
 )
+from ._trends import markdown_line, markdown_section, published_trends
 
 FORMAT = "topics-md"
 
@@ -139,6 +143,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
             out.append(f"{indent}- [{escape_md(t.label)}](#{github_anchor(t.label)}) ({len(members[t.id])})")
     if other:
         out.append(f"- [Other papers](#other-papers) ({len(other)})")
+    trends = published_trends(papers, topics)
+    out += ["", *markdown_section(trends)] if trends.topics is not None else []
     for a, subs in groups:
         level = "###"
         if a is not None:
@@ -148,6 +154,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
                                                                   for t in subs)]
             if a.keyphrases:
                 out += ["", "Top keyphrases: " + "; ".join(escape_md(k) for k in a.keyphrases[:8])]
+            line = markdown_line(trends, a)
+            out += ["", line] if line else []
         else:
             level = "##"
         for t in subs:
@@ -155,6 +163,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
             out += ["", f"{level} {escape_md(t.label)}", "", f"{len(ps)} papers · {_status_counts(ps) or 'no status'}"]
             if t.keyphrases:
                 out += ["", "Top keyphrases: " + "; ".join(escape_md(k) for k in t.keyphrases[:8])]
+            line = markdown_line(trends, t)
+            out += ["", line] if line else []
             near = nearest_on_map(t, [x for x in leaves if members.get(x.id)])
             if near:
                 out += ["", "Nearest topics: " + ", ".join(f"[{escape_md(x.label)}](#{github_anchor(x.label)})"

@@ -13,6 +13,7 @@ from ..mapview import map_payload, plotly_js_path
 from ..model import STATUSES
 from ..search import AmbiguousPaper, find_paper, related
 from .context import WebContext
+from .trends_views import topic_trend
 
 #: Longest TL;DR the edit form accepts (characters).
 MAX_TLDR_CHARS = 5000
@@ -91,7 +92,8 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         return render_template("topic.html", t=t, members=members, also=also,
                                area=atlas.topics.get(t.parent_id) if t.parent_id is not None else None,
                                subtopics=atlas.subtopics(tid), nearest=nearest_topics(atlas, tid, k=5),
-                               n_status={s: sum(p.status == s for p in members) for s in STATUSES})
+                               n_status={s: sum(p.status == s for p in members) for s in STATUSES},
+                               **(topic_trend(ctx, tid) or {}))
 
     @app.get("/map")
     def map_page():
