@@ -24,7 +24,7 @@ from paperatlas.cli import main
 from paperatlas.publish import FORMATS
 from paperatlas.publish.site import write_site
 from paperatlas.store import Atlas
-from paperatlas.trends import MIN_PAPERS, year_trends
+from paperatlas.trends import MIN_PAPERS, venue_shares, year_trends
 
 LISTINGS = sorted((FIXTURES / "nips_trends").glob("nips*.json.gz"))
 
@@ -119,6 +119,22 @@ def test_too_high_min_papers_and_one_venue_say_what_is_wrong(nips_db):
     assert res.exit_code == 1 and "this atlas has 0 (1988: 40" in res.output
     res = _trends_cli("--db", str(nips_db), "--by", "venue")
     assert res.exit_code == 1 and "one (NeurIPS)" in res.output
+
+
+def test_shares_by_venue_cover_each_venue_with_wilson_intervals(nips):
+    import dataclasses
+
+    # the conference was called NIPS until 2018: the 1990s papers under that name make a second venue
+    papers = [dataclasses.replace(p, venue=f"NIPS {p.year}") if p.year < 2000 else p for p in nips.papers]
+    vs = venue_shares(papers, nips.topics, "area")
+    assert vs.venues == ("NeurIPS", "NIPS") and vs.totals == (200, 120)
+    for j, n in enumerate(vs.totals):
+        assert sum(counts[j] for _, counts, _, _ in vs.rows) == n  # every paper of the venue is in one area
+        assert sum(shares[j] for _, _, shares, _ in vs.rows) == pytest.approx(1.0)
+    for _, counts, shares, cis in vs.rows:
+        for c, n, s, (lo, hi) in zip(counts, vs.totals, shares, cis, strict=True):
+            ci = stats.binomtest(c, n).proportion_ci(method="wilson")
+            assert lo <= s <= hi and (lo, hi) == pytest.approx((ci.low, ci.high))
 
 
 def test_topics_markdown_carries_the_trends(nips):

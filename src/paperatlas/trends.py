@@ -304,10 +304,18 @@ def atlas_trends(atlas, level: Level = "topic", min_papers: int = MIN_PAPERS) ->
 
     Raises:
         ValueError: As :func:`year_trends`.
-        TrendsUnavailable: As :func:`year_trends` (not cached: raised again on every call).
+        TrendsUnavailable: As :func:`year_trends` (the verdict is cached too: raised again without recounting).
     """
-    return atlas.derived(f"trends.{level}.{min_papers}",
-                         lambda: year_trends(atlas.papers, atlas.topics, level, min_papers))
+    def compute() -> YearTrends | TrendsUnavailable:
+        try:
+            return year_trends(atlas.papers, atlas.topics, level, min_papers)
+        except TrendsUnavailable as e:
+            return e
+
+    value = atlas.derived(f"trends.{level}.{min_papers}", compute)
+    if isinstance(value, TrendsUnavailable):
+        raise TrendsUnavailable(str(value))
+    return value
 
 
 def pp(share: float, sign: bool = False) -> str:
