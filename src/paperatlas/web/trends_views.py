@@ -49,6 +49,13 @@ def register(app: Flask, ctx: WebContext) -> None:
     """
     atlas = ctx.atlas
 
+    def venue_table():
+        """The areas' shares per venue, or None for an atlas of one venue (computed once)."""
+        try:
+            return venue_shares(atlas.papers, atlas.topics, "area")
+        except TrendsUnavailable:
+            return None
+
     @app.get("/trends")
     def trends_page():
         """Areas' shares per year, the fastest rising and falling sub-topics (chart and table), venue shares."""
@@ -58,10 +65,7 @@ def register(app: Flask, ctx: WebContext) -> None:
             topics = atlas_trends(atlas, "topic")
         except TrendsUnavailable as e:
             return render_template("trends.html", unavailable=str(e), top=top)
-        try:
-            venues = venue_shares(atlas.papers, atlas.topics, "area")
-        except TrendsUnavailable:
-            venues = None
+        venues = atlas.derived("trends.venues.area", venue_table)
         moving = topics.rising[:top] + topics.falling[:top]
         return render_template(
             "trends.html", unavailable=None, top=top, areas=areas, topics=topics, venues=venues,
