@@ -5,9 +5,10 @@ Usage:
 
 E.g. the NeurIPS 1987-2018 atlas that ``benchmarks/trends.py`` keeps at ``/tmp/nips8k.db``. Writes
 ``trends_web.png`` (the web app's ``/trends``: the fastest rising and falling sub-topics, chart and tables),
-``trends_topic.png`` (the page of the fastest rising sub-topic, at its chart) and ``trends_site.png`` (the static
-site's ``trends.html``, opened from disk). The atlas is served from a private copy on a free local port; needs
-``/usr/bin/chromium``. Stops with the browser's console errors when a chart did not draw.
+``trends_web_decade.png`` (the same over the last ten years: ``/trends?since=YEAR``), ``trends_topic.png`` (the
+page of the last decade's fastest rising sub-topic, at its chart: its share over all years) and
+``trends_site.png`` (the static site's ``trends.html``, opened from disk). The atlas is served from a private copy
+on a free local port; needs ``/usr/bin/chromium``. Stops with the browser's console errors when a chart did not draw.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def main() -> None:
     threading.Thread(target=server.run, daemon=True).start()
     base = f"http://127.0.0.1:{server.effective_port}"
     atlas = Atlas(tmp)
-    rising = atlas_trends(atlas, "topic").rising[0].topic
+    decade = max(p.year for p in atlas.papers if p.year is not None) - 9
+    rising = atlas_trends(atlas, "topic", since=decade).rising[0].topic  # the last decade's fastest riser
     site = write_site(atlas.papers, atlas.topics, {}, tmp.parent / "site")
     errors: list[str] = []
     with sync_playwright() as pw:
@@ -49,6 +51,7 @@ def main() -> None:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         for name, url, n_charts in (("trends_web.png", f"{base}/trends", 2),
+                                    ("trends_web_decade.png", f"{base}/trends?since={decade}", 2),
                                     ("trends_topic.png", f"{base}/topic/{rising.id}", 1),
                                     ("trends_site.png", (site / "trends.html").as_uri(), 2)):
             page.goto(url)

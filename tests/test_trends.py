@@ -79,6 +79,14 @@ def test_cli_names_rising_and_falling_topics_with_slopes_and_intervals(nips, nip
     assert re.search(r"Flat: \d+", res.output)
 
 
+def test_since_fits_the_recent_years_only(nips, nips_db):
+    res = _trends_cli("--db", str(nips_db), "--since", "2000")
+    assert res.exit_code == 0, res.output
+    assert "in 5 years 2000-2016" in res.output.splitlines()[0]
+    recent = year_trends([p for p in nips.papers if p.year >= 2000], nips.topics, "topic")
+    assert [r[1] for r in _rows(res.output, "Rising")] == [round(t.slope * 100, 2) for t in recent.rising[:5]]
+
+
 def test_slope_and_interval_are_scipys_ols_of_the_yearly_share(nips):
     yt = year_trends(nips.papers, nips.topics, "topic")
     per_year: dict[int, int] = {}

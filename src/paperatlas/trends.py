@@ -154,7 +154,7 @@ def _group_of(topics: Mapping[int, Topic], level: str):
 
 
 def year_trends(papers: Iterable[Paper], topics: Mapping[int, Topic], level: Level = "topic",
-                min_papers: int = MIN_PAPERS) -> YearTrends:
+                min_papers: int = MIN_PAPERS, since: int | None = None, until: int | None = None) -> YearTrends:
     """Each topic's share of papers per year and its OLS slope with a 95 % interval (module docstring: method).
 
     Args:
@@ -162,9 +162,12 @@ def year_trends(papers: Iterable[Paper], topics: Mapping[int, Topic], level: Lev
         topics: ``topic id -> Topic`` (an atlas's ``topics``).
         level: ``"topic"`` for sub-topics (a paper's ``topic_id``), ``"area"`` for their areas.
         min_papers: Fewest papers a year needs to be kept (>= 1).
+        since: Count only papers of this year and later (e.g. the last decade, where a topic that appeared late
+            has a steeper slope than over the whole span); None for all.
+        until: Count only papers of this year and earlier; None for all.
 
     Returns:
-        The :class:`YearTrends`.
+        The :class:`YearTrends` (papers outside ``since``-``until`` are not counted anywhere).
 
     Raises:
         ValueError: ``level`` is not ``"area"`` or ``"topic"``, or ``min_papers`` < 1.
@@ -183,6 +186,8 @@ def year_trends(papers: Iterable[Paper], topics: Mapping[int, Topic], level: Lev
     for p in papers:
         if p.year is None:
             n_undated += 1
+            continue
+        if (since is not None and p.year < since) or (until is not None and p.year > until):
             continue
         per_year[p.year] += 1
         t = group(p.topic_id)
@@ -291,13 +296,16 @@ def venue_shares(papers: Iterable[Paper], topics: Mapping[int, Topic], level: Le
     return VenueShares(level, venues, totals, tuple(rows), n_unlabelled)
 
 
-def atlas_trends(atlas, level: Level = "topic", min_papers: int = MIN_PAPERS) -> YearTrends:
+def atlas_trends(atlas, level: Level = "topic", min_papers: int = MIN_PAPERS, since: int | None = None,
+                 until: int | None = None) -> YearTrends:
     """:func:`year_trends` of an opened :class:`paperatlas.store.Atlas`, computed once per atlas object.
 
     Args:
         atlas: The opened atlas.
         level: ``"topic"`` or ``"area"``.
         min_papers: As :func:`year_trends`.
+        since: As :func:`year_trends`.
+        until: As :func:`year_trends`.
 
     Returns:
         The :class:`YearTrends` (cached with the atlas: ``atlas.derived``).
@@ -308,11 +316,11 @@ def atlas_trends(atlas, level: Level = "topic", min_papers: int = MIN_PAPERS) ->
     """
     def compute() -> YearTrends | TrendsUnavailable:
         try:
-            return year_trends(atlas.papers, atlas.topics, level, min_papers)
+            return year_trends(atlas.papers, atlas.topics, level, min_papers, since, until)
         except TrendsUnavailable as e:
             return e
 
-    value = atlas.derived(f"trends.{level}.{min_papers}", compute)
+    value = atlas.derived(f"trends.{level}.{min_papers}.{since}.{until}", compute)
     if isinstance(value, TrendsUnavailable):
         raise TrendsUnavailable(str(value))
     return value

@@ -81,7 +81,12 @@ def _venue_table(vs, top: int) -> list[str]:
 @click.option("--min-papers", default=None, type=click.IntRange(min=1), metavar="N",
               help="--by year: leave out years with fewer than N papers (default 30): their shares are too "
                    "noisy to weigh in a slope.")
-def trends_command(db, by, level, top, min_papers):
+@click.option("--since", type=int, default=None, metavar="YEAR",
+              help="--by year: count only papers of YEAR and later (e.g. the last decade: a topic that appeared "
+                   "late rises more steeply there than over the whole span).")
+@click.option("--until", type=int, default=None, metavar="YEAR", help="--by year: count only papers of YEAR and "
+              "earlier.")
+def trends_command(db, by, level, top, min_papers, since, until):
     """Topic trends: which topics rise and fall across the atlas's years (or how venues differ).
 
     For an atlas built from listings of several years (e.g. paperlists' nips1987..nips2018.json.gz). A topic's
@@ -95,6 +100,7 @@ def trends_command(db, by, level, top, min_papers):
     Examples:
       paperatlas trends --db nips.db                   # 5 fastest rising and falling sub-topics
       paperatlas trends --db nips.db --level area --top 3
+      paperatlas trends --db nips.db --since 2009         # the last decade of NeurIPS 1987-2018
       paperatlas trends --by venue --level area        # share of each area per venue
     """
     from ..trends import MIN_PAPERS, TrendsUnavailable, atlas_trends, venue_shares
@@ -102,11 +108,11 @@ def trends_command(db, by, level, top, min_papers):
     atlas = open_atlas(db)
     try:
         if by == "year":
-            yt = atlas_trends(atlas, level, min_papers or MIN_PAPERS)
+            yt = atlas_trends(atlas, level, min_papers or MIN_PAPERS, since, until)
             lines = _year_table(yt, top or 5)
         else:
-            if min_papers is not None:
-                raise click.UsageError("--min-papers applies to --by year only")
+            if min_papers is not None or since is not None or until is not None:
+                raise click.UsageError("--min-papers, --since and --until apply to --by year only")
             lines = _venue_table(venue_shares(atlas.papers, atlas.topics, level), top or 10)
     except TrendsUnavailable as e:
         raise click.ClickException(f"{atlas.path}: {e}") from e

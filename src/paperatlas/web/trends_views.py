@@ -41,7 +41,7 @@ def topic_trend(ctx: WebContext, tid: int) -> dict | None:
 
 
 def register(app: Flask, ctx: WebContext) -> None:
-    """Add ``trends_page`` (``/trends``, ``?top=N``) to ``app``.
+    """Add ``trends_page`` (``/trends``, ``?top=N``, ``?since=YEAR``: fit only that year and later) to ``app``.
 
     Args:
         app: the Flask app.
@@ -60,15 +60,19 @@ def register(app: Flask, ctx: WebContext) -> None:
     def trends_page():
         """Areas' shares per year, the fastest rising and falling sub-topics (chart and table), venue shares."""
         top = ctx.int_arg("top", TOP, hi=50)
+        since = ctx.int_arg("since", None, lo=0, hi=9999)
+        years = [p.year for p in atlas.papers if p.year is not None]
+        decade = max(years) - 9 if years else None
         try:
-            areas = atlas_trends(atlas, "area")
-            topics = atlas_trends(atlas, "topic")
+            areas = atlas_trends(atlas, "area", since=since)
+            topics = atlas_trends(atlas, "topic", since=since)
         except TrendsUnavailable as e:
-            return render_template("trends.html", unavailable=str(e), top=top)
+            return render_template("trends.html", unavailable=str(e), top=top, since=since, decade=decade)
         venues = atlas.derived("trends.venues.area", venue_table)
         moving = topics.rising[:top] + topics.falling[:top]
         return render_template(
-            "trends.html", unavailable=None, top=top, areas=areas, topics=topics, venues=venues,
+            "trends.html", unavailable=None, top=top, since=since, decade=decade, areas=areas, topics=topics,
+            venues=venues,
             area_chart=chart_payload(areas, sorted(areas.trends, key=lambda t: -abs(t.slope))[:10],
                                      title="Areas (the 10 that moved most): share of each year's papers"),
             topic_chart=chart_payload(topics, moving, title=f"The {len(moving)} fastest rising and falling topics")
