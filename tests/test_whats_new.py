@@ -19,6 +19,7 @@ from conftest import FIXTURES
 from paperatlas import readinglist as rl
 from paperatlas.build import build
 from paperatlas.cli import main
+from paperatlas.overrides import override_paper
 from paperatlas.store import Atlas
 from paperatlas.store.history import builds, first_builds
 from paperatlas.web import create_app
@@ -82,7 +83,7 @@ def test_without_likes_the_new_papers_come_by_topic_biggest_first(nips):
     assert grown and all(g.excess > 0 for g in grown) and digest.atlas_growth == pytest.approx(200 / 160)
 
 
-def test_a_corrected_title_is_not_announced_again_and_keeps_its_like(nips, tmp_path):
+def test_a_corrected_title_is_not_announced_again_and_keeps_what_the_reader_wrote(nips, tmp_path):
     db, _ = nips
     copy = tmp_path / "corrected.db"
     shutil.copy(db, copy)
@@ -92,6 +93,9 @@ def test_a_corrected_title_is_not_announced_again_and_keeps_its_like(nips, tmp_p
     old_id = next(p.id for p in old.papers if p.title == victim["title"])
     old.close()
     rl.rate(copy, old_id, 1)
+    rl.set_note(copy, old_id, "check the appendix")
+    rl.add(copy, old_id, "poster session")
+    override_paper(copy, old_id, tldr="My own one-line summary.")
     words = victim["title"].split()
     longest = max(range(len(words)), key=lambda i: len(words[i]))
     words[longest] = words[longest][:-1] + ("x" if words[longest][-1] != "x" else "y")  # a typo, later fixed
@@ -105,7 +109,9 @@ def test_a_corrected_title_is_not_announced_again_and_keeps_its_like(nips, tmp_p
     assert builds(atlas.con)[-1].n_new == 0
     digest = whats_new(atlas, limit=None)  # still the build that added 2018, the corrected paper in it once
     assert digest.build.id == 2 and [n.paper.id for n in digest.papers].count(new_id) == 1
-    assert new_id in rl.ratings(copy)[0]
+    mine = {e.paper_id: e for e in rl.entries(copy)}[new_id]
+    assert mine.rating == 1 and mine.note == "check the appendix" and "poster session" in mine.lists
+    assert atlas.by_id[new_id].tldr == "My own one-line summary."
 
 
 def test_the_cli_the_exports_and_the_web_page_show_the_same_digest(nips, tmp_path):
