@@ -16,6 +16,7 @@ from .eval import eval_group
 from .lists import list_group
 from .publish import publish_command
 from .query import edit_command, recommend_command, related_command, search_command, show_command, topics_command
+from .schedule import schedule_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -35,7 +36,8 @@ def main() -> None:
 
 
 for _command in (build_command, search_command, show_command, related_command, edit_command, topics_command,
-                 publish_command, serve_command, demo_command, recommend_command, new_command, eval_group, list_group):
+                 publish_command, serve_command, demo_command, recommend_command, new_command, eval_group, list_group,
+                 schedule_command):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
