@@ -18,7 +18,7 @@ from cogapp import Cog
 from paperatlas.cli import main
 from paperatlas.cli._docs import command_paths
 from paperatlas.llm.backends import BACKENDS
-from paperatlas.publish import DIRECTORY_FORMATS, EXPORT_FORMATS, FORMATS, REGISTRY
+from paperatlas.publish import ATLAS_FORMATS, DIRECTORY_FORMATS, EXPORT_FORMATS, FORMATS, REGISTRY
 from paperatlas.sources import READERS, describe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def test_option_choices_are_the_registries():
     assert choices("build", "--format") == list(READERS)
     assert choices("build", "--tldr-backend") == ["extractive", *BACKENDS]
     assert choices("build", "--label-backend") == ["extractive", *BACKENDS]
-    assert sorted(choices("publish", "--format")) == sorted([*FORMATS, *DIRECTORY_FORMATS])
+    assert sorted(choices("publish", "--format")) == sorted([*FORMATS, *DIRECTORY_FORMATS, *ATLAS_FORMATS])
     assert choices("publish", "--format") == list(REGISTRY)
     assert sorted(choices("search", "--export")) == sorted(EXPORT_FORMATS)
     assert set(EXPORT_FORMATS) <= set(FORMATS)  # an export is one text file
@@ -64,7 +64,7 @@ def test_every_reader_is_in_build_help_and_readme(name):
     assert f"| `{name}` |" in README
 
 
-@pytest.mark.parametrize("name", [*FORMATS, *DIRECTORY_FORMATS])
+@pytest.mark.parametrize("name", [*FORMATS, *DIRECTORY_FORMATS, *ATLAS_FORMATS])
 def test_every_publish_format_is_in_publish_help_and_readme(name):
     text = help_of("publish")
     assert f"{name}: {collapse(REGISTRY[name].description)}" in text

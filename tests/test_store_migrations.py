@@ -112,14 +112,16 @@ def _assert_reader_data_kept(db, tldr_override: bool = True, keyphrase_override:
 
 def test_migrations_are_numbered_in_order_and_never_drop_a_table():
     assert [n for n, _ in MIGRATIONS] == list(range(1, LATEST + 1))
-    assert LATEST == 3  # release 0.1.0 wrote version 2; 3 adds the papers' label terms
+    assert LATEST == 4  # release 0.1.0 wrote version 2; 3 adds the papers' label terms, 4 the build history
     for _, fn in MIGRATIONS:
         assert "DROP" not in inspect.getsource(fn).upper(), fn.__name__
 
 
-def test_all_migrations_on_an_empty_file_give_the_schema_release_0_1_0_wrote_plus_label_terms():
+def test_all_migrations_on_an_empty_file_give_the_schema_release_0_1_0_wrote_plus_terms_and_history():
     assert {t: set(c) for t, c in expected_schema().items()} == _columns(RELEASE_0_1_0) | {
-        "paper_terms": {"paper_id", "text_hash", "method", "terms"}}
+        "paper_terms": {"paper_id", "text_hash", "method", "terms"},
+        "builds": {"id", "finished_at", "listings", "n_papers", "n_new"},
+        "paper_history": {"paper_id", "title", "first_build"}}
 
 
 @pytest.mark.slow

@@ -38,6 +38,7 @@ from .search.neighbours import build_index_blob
 from .sources.merge import merge_papers
 from .store import sqlite as store
 from .store.enrichment import previous_enrichment, write_label_terms
+from .store.history import record_build
 from .store.lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .store.resume import ResumeCache
 
@@ -107,11 +108,15 @@ class BuildReport:
         peak_rss_mib: peak resident memory of the process, MiB.
         peak_rss_by_stage: stage -> peak resident memory when the stage ended, MiB.
         keyphrase_stats: "fit" (counted over the whole corpus) or "update" (the last build's counts, updated).
+        build_number: this build's number in the atlas's history (:mod:`paperatlas.store.history`).
+        n_new: papers no earlier build of the atlas had (``paperatlas new`` lists them).
         notes: one-line remarks for the reader (e.g. the neighbour index needs USearch).
     """
 
     n_read: int = 0
     n_papers: int = 0
+    build_number: int = 0
+    n_new: int = 0
     n_embedded: int = 0
     n_reused: int = 0
     #: of the reused vectors, those an interrupted build had made (the resume file, :mod:`paperatlas.store.resume`)
@@ -452,11 +457,13 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         # the reader's last word: overrides win over everything generated above
         store.relink_user_rows(con, [(p.id, p.title) for p in papers])  # a corrected title changes the id
         store.apply_overrides(papers, store.get_overrides(con))
+        named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
+        entry = record_build(con, [(p.id, p.title) for p in papers], named)  # before the papers are rewritten
+        report.build_number, report.n_new = entry.id, entry.n_new
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
         store.write_model(con, "topics", res.model.dumps())
         store.write_model(con, KEYPHRASE_STATS, keyphrase_stats.dumps(kx))
-        named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
         store.set_meta(con, sources=named, embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
                        n_papers=len(papers), acronyms=kx.acronyms)

@@ -37,6 +37,13 @@ EXTRA_KEYS = {
     "primary_area": "str: the venue's primary area (paperlists)",
     "institutions": "list[str]: the source's own normalised institution names (paperlists aff_unique_norm); "
                     "facets normalise them further",
+    "session": "str: the session the paper is presented in, as the source names it (CSV, paperlists ``session``: "
+               "'Deep Learning' at CVPR 2019, 'San Diego Poster Session 6' at NeurIPS 2025)",
+    "starts_at": "str: when its presentation starts, ISO 8601 with a UTC offset, e.g. '2025-12-05T16:30:00-08:00'",
+    "ends_at": "str: when it ends, same form (absent when the source gives only a start)",
+    "timezone": "str: the IANA time zone the source's times are local to, e.g. 'America/Los_Angeles', where given",
+    "location": "str: the room or hall, e.g. 'Exhibit Hall C,D,E'",
+    "poster": "str: the poster board number or position as given, e.g. '#2504'",
 }
 
 

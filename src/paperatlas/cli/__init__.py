@@ -1,9 +1,9 @@
 """The ``paperatlas`` command line (click): the entry point and its command groups.
 
 Each command lives in the module of its kind (:mod:`.build`: build, serve, demo; :mod:`.query`: search, show,
-related, recommend, topics, edit; :mod:`.trends`; :mod:`.publish`; :mod:`.lists`: the reading list; :mod:`.eval`)
-and calls one function of the Python API; what they share (``--db``, opening an atlas, filters, progress bars) is in
-:mod:`._common`.
+related, recommend, topics, edit; :mod:`.trends`; :mod:`.publish`; :mod:`.lists`: the reading list; :mod:`.digest`:
+new; :mod:`.eval`) and calls one function of the Python API; what they share (``--db``, opening an atlas, filters,
+progress bars) is in :mod:`._common`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from __future__ import annotations
 import click
 
 from .build import build_command, demo_command, serve_command
+from .digest import new_command
 from .eval import eval_group
 from .lists import list_group
 from .publish import publish_command
 from .query import edit_command, recommend_command, related_command, search_command, show_command, topics_command
+from .schedule import schedule_command
 from .trends import trends_command
 
 
@@ -35,8 +37,8 @@ def main() -> None:
 
 
 for _command in (build_command, search_command, show_command, related_command, edit_command, topics_command,
-                 trends_command, publish_command, serve_command, demo_command, recommend_command, eval_group,
-                 list_group):
+                 trends_command, publish_command, serve_command, demo_command, recommend_command, new_command,
+                 eval_group, list_group, schedule_command):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

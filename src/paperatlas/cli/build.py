@@ -177,6 +177,8 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
         if rep.topics_kept_share is not None else ""
     click.echo(f"topics {how}{kept}; {rep.n_low_confidence} low-confidence placements, "
                f"{rep.n_with_secondary} papers with a secondary topic")
+    if rep.build_number > 1 and rep.n_new:
+        click.echo(f"build {rep.build_number}: {rep.n_new} new papers (`paperatlas new` ranks them for you)")
     if label_backend != EXTRACTIVE:
         reasons = sorted(set(rep.labels_rejected.values()))
         click.echo(f"topic labels by {label_backend}: {rep.n_labels_generated} generated, "

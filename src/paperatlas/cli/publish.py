@@ -23,7 +23,7 @@ def publish_command(db, fmt, output, title, list_name):
     """Publish the atlas (or one reading list) as a file or a static site.
 
     An awesome list, a highlights post or the topic pages (Markdown), JSON, CSV, BibTeX, CSL-JSON, a
-    self-contained interactive map (HTML) or a static website folder.
+    self-contained interactive map (HTML), a static website folder, or your what's-new digest of the last build.
     """
     from .. import readinglist as rl
     from ..publish import USES_RELATED
@@ -31,6 +31,12 @@ def publish_command(db, fmt, output, title, list_name):
     from ..search import related as run_related
 
     atlas = open_atlas(db)
+    if REGISTRY[fmt].from_atlas is not None:  # made from the atlas's history and the reader's data
+        from ..publish import write_text_atomic
+
+        out = write_text_atomic(output, REGISTRY[fmt].from_atlas(atlas, title))
+        click.echo(f"wrote {out} ({fmt})")
+        return
     papers = atlas.papers
     if list_name is not None or fmt.startswith("highlights"):
         entries = rl.entries(atlas.con, None if list_name in (None, "*") else list_name)

@@ -1,12 +1,13 @@
 """Publishers: turn an atlas (papers, topics, related papers) into a file others can read.
 
 Every output format is one :class:`Format` record in :data:`REGISTRY`: its name, a one-line description, and
-either ``render(papers, topics, related, title) -> str`` (a text format, e.g. ``json`` by :mod:`.json_out`) or
+either ``render(papers, topics, related, title) -> str`` (a text format, e.g. ``json`` by :mod:`.json_out`),
 ``write(papers, topics, related, out_dir, title) -> Path`` (a directory format: ``site``, by
-:func:`.site.write_site`), plus whether it shows related papers and whether it is a file export for a reference
-manager or a data tool (``search --export``). :data:`FORMATS`, :data:`DIRECTORY_FORMATS`, :data:`USES_RELATED` and
-:data:`EXPORT_FORMATS` are views of it; the CLI's choices and help and the README's table of output formats are made
-from it, so a new format needs only its record here.
+:func:`.site.write_site`) or ``from_atlas(atlas, title) -> str`` (a text made from the atlas's history and the
+reader's own data: ``new-md``, by :mod:`.new_md`), plus whether it shows related papers and whether it is a
+file export for a reference manager or a data tool (``search --export``). :data:`FORMATS`, :data:`ATLAS_FORMATS`,
+:data:`DIRECTORY_FORMATS`, :data:`USES_RELATED` and :data:`EXPORT_FORMATS` are views of it; the CLI's choices and
+help and the README's table of output formats are made from it, so a new format needs only its record here.
 
 :func:`render` returns the text; :func:`publish` writes it atomically (a failed render or write leaves any
 previous file at the path untouched); for a directory format it writes the folder atomically instead.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import Paper, Topic
-from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, site, topics_md
+from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, new_md, site, topics_md
 
 #: A publisher: ``render(papers, topics, related, title) -> str``.
 Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
@@ -38,8 +39,10 @@ class Format:
     Attributes:
         name: What ``publish --format`` takes, e.g. ``"csl-json"``.
         description: One line for ``--help`` and the README (Markdown backquotes allowed).
-        render: The renderer of a text format (``None`` for a directory format).
-        write: The writer of a directory format (``None`` for a text format).
+        render: The renderer of a text format made from papers and topics.
+        write: The writer of a directory format.
+        from_atlas: The renderer of a text format made from the whole atlas (its build history, the reader's
+            likes): ``from_atlas(atlas, title) -> str``.
         uses_related: Its output shows related papers (callers compute them only for such formats: it costs a
             nearest-neighbour search per paper).
         export: It is a file export for a reference manager or a data tool, offered by ``search --export``.
@@ -51,10 +54,11 @@ class Format:
     write: Writer | None = None
     uses_related: bool = False
     export: bool = False
+    from_atlas: Callable[..., str] | None = None
 
     def __post_init__(self) -> None:
-        if (self.render is None) == (self.write is None):
-            raise ValueError(f"format {self.name!r}: give exactly one of render and write")
+        if sum(f is not None for f in (self.render, self.write, self.from_atlas)) != 1:
+            raise ValueError(f"format {self.name!r}: give exactly one of render, write and from_atlas")
 
     @property
     def directory(self) -> bool:
@@ -79,10 +83,17 @@ REGISTRY: dict[str, Format] = {f.name: f for f in (
            map_html.render),
     Format("site", "a static website: search, paper and topic pages, map, bookmarks; works from `file://`",
            write=site.write_site, uses_related=True),
+    Format("new-md", "what's new for you: the papers the last build added, ranked for your likes, by topic, with "
+           "the topics that grew and new papers by authors you liked", from_atlas=new_md.render),
+    Format("new-html", "the what's-new digest as one standalone HTML page", from_atlas=new_md.render_html),
 )}
 
 #: Text format name -> renderer. Looked up at call time, so tests and plugins may add or replace entries.
 FORMATS: dict[str, Renderer] = {f.name: f.render for f in REGISTRY.values() if f.render is not None}
+
+#: Formats made from the whole atlas (history, reader's data): name -> ``render(atlas, title) -> str``.
+ATLAS_FORMATS: dict[str, Callable[..., str]] = {f.name: f.from_atlas for f in REGISTRY.values()
+                                                 if f.from_atlas is not None}
 
 #: Formats that write a folder: name -> ``write(papers, topics, related, out_dir, title) -> Path`` (atomic).
 DIRECTORY_FORMATS: dict[str, Writer] = {f.name: f.write for f in REGISTRY.values() if f.write is not None}
@@ -94,8 +105,8 @@ USES_RELATED = frozenset(f.name for f in REGISTRY.values() if f.uses_related)
 #: Formats that are file exports for a reference manager or a data tool (``search --export``), in registry order.
 EXPORT_FORMATS = tuple(f.name for f in REGISTRY.values() if f.export)
 
-__all__ = ["DIRECTORY_FORMATS", "EXPORT_FORMATS", "FORMATS", "REGISTRY", "USES_RELATED", "Format", "publish",
-           "render", "write_text_atomic"]
+__all__ = ["ATLAS_FORMATS", "DIRECTORY_FORMATS", "EXPORT_FORMATS", "FORMATS", "REGISTRY", "USES_RELATED", "Format",
+           "publish", "render", "write_text_atomic"]
 
 
 def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,

@@ -225,3 +225,45 @@ def github_anchor(heading: str) -> str:
     s = heading.strip().lower()
     s = "".join(c for c in s if c.isalnum() or c in " -_")
     return s.replace(" ", "-")
+
+
+_HTML_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+{icon}
+<style>
+body {{ font: 16px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 46rem; margin: 2rem auto;
+       padding: 0 1rem; color: #1f2328; }}
+h1 {{ line-height: 1.2; }} h2 {{ border-bottom: 1px solid #d0d7de; padding-bottom: .2em; margin-top: 2em; }}
+h3 {{ margin-bottom: .2em; }} a {{ color: #0969da; }} em {{ color: #59636e; }}
+blockquote, pre {{ background: #f6f8fa; padding: .4em .8em; }}
+</style></head>
+<body>
+{body}
+</body></html>
+"""
+
+
+def markdown_page(md_text: str) -> str:
+    """A Markdown document as one standalone HTML page (no external assets), titled by its first line.
+
+    Converted with markdown-it-py (CommonMark; raw HTML is escaped, not rendered: see
+    :func:`paperatlas.markup.markdown_parser`); heading ids are GitHub-style anchors (:func:`github_anchor`), so a
+    table of contents' links work.
+
+    Args:
+        md_text: The Markdown (its first line a ``# Title``).
+
+    Returns:
+        The HTML page.
+    """
+    from ..markup import markdown_parser
+
+    md = markdown_parser()
+    tokens = md.parse(md_text)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and i + 1 < len(tokens):
+            tok.attrSet("id", github_anchor(tokens[i + 1].content))
+    body = md.renderer.render(tokens, md.options, {})
+    first = md_text.splitlines()[0].lstrip("# ").strip() if md_text else ""
+    return _HTML_PAGE.format(title=html.escape(first), body=body, icon=FAVICON)

@@ -32,12 +32,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ..markup import FAVICON, markdown_parser
 from ..model import Paper, Topic
 from ._common import (
     code_link,
     escape_md,
     github_anchor,
+    markdown_page,
     md_url,
     one_line,
     paper_link,
@@ -126,23 +126,6 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
     return "\n".join(out) + "\n"
 
 
-_HTML_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-{icon}
-<style>
-body {{ font: 16px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 46rem; margin: 2rem auto;
-       padding: 0 1rem; color: #1f2328; }}
-h1 {{ line-height: 1.2; }} h2 {{ border-bottom: 1px solid #d0d7de; padding-bottom: .2em; margin-top: 2em; }}
-h3 {{ margin-bottom: .2em; }} a {{ color: #0969da; }} em {{ color: #59636e; }}
-blockquote, pre {{ background: #f6f8fa; padding: .4em .8em; }}
-</style></head>
-<body>
-{body}
-</body></html>
-"""
-
-
 def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
                 title: str = "") -> str:
     """The highlights post (:func:`render`) as one standalone HTML page (no external assets).
@@ -159,14 +142,4 @@ def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[
     Returns:
         The HTML page.
     """
-    import html
-
-    md_text = render(papers, topics, related, title)
-    md = markdown_parser()
-    tokens = md.parse(md_text)
-    for i, tok in enumerate(tokens):  # GitHub-style ids so the table of contents' links work
-        if tok.type == "heading_open" and i + 1 < len(tokens):
-            tok.attrSet("id", github_anchor(tokens[i + 1].content))
-    body = md.renderer.render(tokens, md.options, {})
-    first = md_text.splitlines()[0].lstrip("# ").strip()
-    return _HTML_PAGE.format(title=html.escape(first), body=body, icon=FAVICON)
+    return markdown_page(render(papers, topics, related, title))

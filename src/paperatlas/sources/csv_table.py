@@ -11,7 +11,11 @@ by common aliases (:data:`COLUMNS`): "Paper Title" or "Title" -> title; "Author(
 (``;``/``,``-separated, or a Python list as pandas writes one: ``['a', 'b']``); "Affiliations"/"institutions"
 (``;``-separated); "TL;DR" -> the authors' TL;DR (kept by the build), except in paperatlas's own export, whose TL;DRs
 were generated. The facet columns ``publish --format csv`` writes are read back into :attr:`Paper.extra` where they
-map: ``rating_mean``, ``citations`` (also "Ratings"/"Confidences" lists of review scores). HTML character references
+map: ``rating_mean``, ``citations`` (also "Ratings"/"Confidences" lists of review scores). When and where a paper
+is presented goes to ``extra`` (:mod:`._presentation`): "Session" -> ``session``; "Start"/"starttime"/"start_time" and
+"End"/"endtime"/"end_time" (ISO 8601 with a UTC offset, ``2025-12-05T16:30:00-08:00``, or local times with a
+"Timezone" column naming an IANA zone) -> ``starts_at``/``ends_at``/``timezone``; "Location"/"Room"/"room_name" ->
+``location``; "Poster"/"Poster number"/"poster_position"/"Board" -> ``poster``. HTML character references
 left by scrapers (``BN&#39;s``) are decoded, and the ``'`` a writer puts before a cell starting with ``=``, ``+``,
 ``-`` or ``@`` (against formula injection) is dropped. Other columns (a pandas index, ``topic_id``, ``x``, ...) are
 ignored. Without a venue or year column, the ``venue``/``year`` hints apply, else a venue and year in the file name
@@ -29,6 +33,7 @@ import re
 
 from ..model import AUTHOR_TLDR, Link, Paper, SourceError
 from ._common import arxiv_id, bibliographic_paper, skip_record, venue_from_filename
+from ._presentation import presentation
 from .bibtex import venue_label
 
 FORMAT = "csv"
@@ -36,7 +41,7 @@ FORMAT = "csv"
 LIBRARY = "csv (stdlib)"
 EXAMPLE = "paperatlas build accepted-papers.csv"
 FIELDS = ("title, authors, abstract, year, venue, DOI, links (URL, PDF, code), status/decision, track, keywords, "
-          "affiliations, TL;DR, rating, citations")
+          "affiliations, TL;DR, rating, citations, session, start/end time, room, poster number")
 TESTED_ON = ("scraped ICML/NeurIPS/ICLR tables (pandas CSV), Zotero's CSV layout and paperatlas's own CSV "
              "(round trip)")
 
@@ -61,8 +66,18 @@ COLUMNS = {
     "ratings": ("ratings", "scores", "reviewratings", "reviewscores"),
     "confidences": ("confidences", "confidence", "reviewconfidences"),
     "citations": ("citations", "citationcount", "citedby", "gscitation"),
+    # when and where it is presented (the NeurIPS/ICML virtual-site export says starttime, endtime, room_name,
+    # poster_position; ACL's miniconf start_time, end_time, room)
+    "session": ("session", "sessionname", "sessiontitle", "sessions"),
+    "start": ("start", "starttime", "startsat", "starts", "begin", "begins", "startdatetime"),
+    "end": ("end", "endtime", "endsat", "ends", "finish", "enddatetime"),
+    "timezone": ("timezone", "tz", "timezonename"),
+    "location": ("location", "room", "roomname", "hall", "place"),
+    "poster": ("poster", "posternumber", "posterno", "posterid", "posterposition", "board", "boardnumber",
+               "posterboard"),
 }
 _ALIAS = {alias: name for name, aliases in COLUMNS.items() for alias in aliases}
+_PRESENTATION = ("session", "start", "end", "timezone", "location", "poster")
 # Columns that only paperatlas's own export has: its TL;DRs are generated, not the authors'.
 _OWN_EXPORT = {"topiclabel", "topicid"}
 # What makes a spreadsheet read a cell as a formula (OWASP's CSV-injection guidance).
@@ -179,7 +194,8 @@ def _urls(value: str) -> list[str]:
     return out
 
 
-def _row_paper(rec: dict[str, str], path: str, line: int, venue: str, year: int | None, own_export: bool) -> Paper:
+def _row_paper(rec: dict[str, str], path: str, line: int, venue: str, year: int | None, own_export: bool,
+               strict: bool = False) -> Paper:
     """The paper of one row (``rec``: field -> non-empty cell, with a title)."""
     row_year = rec.get("year") or year
     # "2", "-1": a scraper's codes, not a decision or status
@@ -207,6 +223,7 @@ def _row_paper(rec: dict[str, str], path: str, line: int, venue: str, year: int 
         p.extra["rating_mean"] = r
     if (c := _number(rec.get("citations", ""))) is not None and c >= 0:
         p.extra["citations"] = int(c)
+    p.extra.update(presentation(path, line, strict, **{k: rec.get(k, "") for k in _PRESENTATION}))
     return p
 
 
@@ -267,5 +284,5 @@ def read_text(text: str, path: str, strict: bool = False, venue: str | None = No
         if not rec.get("title"):
             skip_record(SourceError(path, line, "row without a title"), strict)
             continue
-        papers.append(_row_paper(rec, path, line, venue or "", year, own_export))
+        papers.append(_row_paper(rec, path, line, venue or "", year, own_export, strict))
     return papers

@@ -9,8 +9,9 @@ code link; ``gs_citation``, ``primary_area`` → ``extra``; the review scores ``
 (``"5;7;7;7"``) → ``extra["ratings"]``/``extra["confidences"]`` (``rating_avg`` → ``extra["rating_mean"]`` when
 there are no per-review scores), ``gs_citation`` → ``extra["citations"]`` (-1 or empty: missing), ``doi`` →
 ``extra["doi"]`` (bare), the ``arxiv`` link's id → ``extra["arxiv_id"]``, and Paper Copilot's normalised
-institution names ``aff_unique_norm`` → ``extra["institutions"]``. Venue and year come from the file name
-(``iclr2021.json`` → ``ICLR 2021``) unless given as hints.
+institution names ``aff_unique_norm`` → ``extra["institutions"]``, the presentation ``session`` (CVPR and ICCV
+files name it: ``"Low-Level & Optimization"``; no file gives times or rooms) → ``extra["session"]``. Venue and
+year come from the file name (``iclr2021.json`` → ``ICLR 2021``) unless given as hints.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ FORMAT = "paperlists-json"
 LIBRARY = "json (stdlib)"
 EXAMPLE = "paperatlas build ../shared/data/paperlists/iclr/iclr2021.json.gz"
 FIELDS = ("title, authors, abstract, venue, year, status, track, affiliations, keywords, links (site, PDF, code), "
-          "rating and confidence per review, citations, DOI")
+          "rating and confidence per review, citations, DOI, session")
 TESTED_ON = "cuts of real paperlists files (AAAI 2022, COLM 2024, ACL 2022) and the 42k shared corpus"
 
 
@@ -163,6 +164,8 @@ def _paper(rec, path: str, i: int, venue: str | None, year: int | None) -> Paper
     ax = next((a for a in (arxiv_id(u) for u in _split(rec, "arxiv", path, i)) if a), "")
     if ax:
         extra["arxiv_id"] = ax
+    if session := " ".join(_text(rec, "session", path, i).split()):  # CVPR 2016-2019, ICCV 2015-2019
+        extra["session"] = session
     institutions = list(dict.fromkeys(_split(rec, "aff_unique_norm", path, i)))
     if institutions:
         extra["institutions"] = institutions

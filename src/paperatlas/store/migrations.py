@@ -145,6 +145,26 @@ def m003_paper_label_terms(con: sqlite3.Connection) -> None:
 )""")
 
 
+@_migration(4)
+def m004_build_history(con: sqlite3.Connection) -> None:
+    """Migration 4: which build first brought each paper, so ``paperatlas new`` can say what a rebuild added.
+
+    ``builds`` has one row per finished build (its time, listings, paper count and how many papers were new);
+    ``paper_history`` the build that first brought each paper (kept when the paper leaves, and moved to a paper's
+    new id when a corrected title changed it: :func:`paperatlas.store.history.record_build`).
+
+    Args:
+        con: A writable connection, inside the migration transaction.
+    """
+    con.execute("""CREATE TABLE IF NOT EXISTS builds (
+    id INTEGER PRIMARY KEY, finished_at TEXT NOT NULL, listings TEXT NOT NULL, n_papers INTEGER NOT NULL,
+    n_new INTEGER NOT NULL
+)""")
+    con.execute("""CREATE TABLE IF NOT EXISTS paper_history (
+    paper_id TEXT PRIMARY KEY, title TEXT NOT NULL, first_build INTEGER NOT NULL
+)""")
+
+
 #: The number of the last migration: the schema version this code reads and writes.
 LATEST = MIGRATIONS[-1][0]
 

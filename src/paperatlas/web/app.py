@@ -2,8 +2,9 @@
 
 The routes live in one module per kind of page, each with a ``register(app, ctx, ...)``: :mod:`.search_views`
 (``/``, ``/api/search``), :mod:`.browse_views` (``/papers``, ``/author/<key>``), :mod:`.paper_views` (paper, topic
-and map pages), :mod:`.trends_views` (``/trends``), :mod:`.reader_views` (actions, reading list, *For you*);
-:mod:`.context` holds what they share and :mod:`.security` the host, origin and CSRF checks.
+and map pages), :mod:`.trends_views` (``/trends``), :mod:`.reader_views` (actions, reading list, *For you*),
+:mod:`.schedule_views` (the conference plan and its ``.ics``); :mod:`.context` holds what they share and
+:mod:`.security` the host, origin and CSRF checks.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..model import STATUSES
 from ..search import warm_up
 from ..store import Atlas
 from ..vocab import concept_key
-from . import browse_views, paper_views, reader_views, search_views, trends_views
+from . import browse_views, new_views, paper_views, reader_views, schedule_views, search_views, trends_views
 from .busy import fast_switching, request_gate
 from .context import MAX_K, PAGE_SIZE, WebContext
 from .search_views import FacetFilters
@@ -141,6 +142,8 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     browse_views.register(app, ctx)
     paper_views.register(app, ctx, map_args)
     reader_views.register(app, ctx)
+    new_views.register(app, ctx)
+    schedule_views.register(app, ctx)
     trends_views.register(app, ctx)
 
     @app.errorhandler(404)

@@ -1,0 +1,143 @@
+"""What's new for me: a build that adds a year lists its papers, ranked for the reader's likes, by topic.
+
+Fixtures: 160 NeurIPS 2017 and 200 NeurIPS 2018 papers cut from the shared paperlists JSON (random samples,
+seed 7, records unchanged).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from markupsafe import escape
+
+from conftest import FIXTURES
+from paperatlas import readinglist as rl
+from paperatlas.build import build
+from paperatlas.cli import main
+from paperatlas.overrides import override_paper
+from paperatlas.store import Atlas
+from paperatlas.store.history import builds, first_builds
+from paperatlas.web import create_app
+from paperatlas.whatsnew import whats_new
+
+Y2017 = FIXTURES / "nips2017_160.json.gz"
+Y2018 = FIXTURES / "nips2018_200.json.gz"
+
+
+@pytest.fixture(scope="module")
+def nips(tmp_path_factory):
+    """``(atlas path, liked ids)``: NeurIPS 2017 built, five papers of its biggest sub-topic liked, 2018 added."""
+    db = tmp_path_factory.mktemp("whatsnew") / "nips.db"
+    build([Y2017], db)
+    atlas = Atlas(db)
+    biggest = max((t for t in atlas.topics.values() if t.level == 1), key=lambda t: (t.size, -t.id))
+    liked = [p.id for p in sorted((p for p in atlas.papers if p.topic_id == biggest.id),
+                                  key=lambda p: -(p.topic_confidence or 0))[:5]]
+    atlas.close()
+    for pid in liked:
+        rl.rate(db, pid, 1)
+    build([Y2017, Y2018], db)
+    return db, liked
+
+
+def _titles_2018() -> set[str]:
+    return {r["title"] for r in json.loads(gzip.decompress(Y2018.read_bytes()))}
+
+
+def test_the_build_that_adds_a_year_records_exactly_its_papers_as_new(nips):
+    db, _ = nips
+    atlas = Atlas(db)
+    assert [(b.id, b.n_papers, b.n_new) for b in builds(atlas.con)] == [(1, 160, 160), (2, 360, 200)]
+    digest = whats_new(atlas, limit=None)
+    assert digest.build.id == 2 and digest.n_new == 200 and len(digest.papers) == 200
+    assert {n.paper.title for n in digest.papers} == _titles_2018()
+    assert [n.rank for n in digest.papers] == list(range(1, 201))
+
+
+def test_the_digest_ranks_papers_of_the_liked_papers_topic_first_and_the_likes_survive(nips):
+    db, liked = nips
+    atlas = Atlas(db)
+    assert set(rl.ratings(db)[0]) == set(liked)  # the five likes outlived the rebuild
+    topics = {atlas.by_id[pid].topic_id for pid in liked}
+    digest = whats_new(atlas, limit=10)
+    assert digest.n_liked == 5 and all(n.score is not None for n in digest.papers)
+    p_at_10 = sum(n.paper.topic_id in topics for n in digest.papers) / 10
+    assert p_at_10 >= 0.6, [(n.paper.title, atlas.topic_label(n.paper.topic_id)) for n in digest.papers]
+    # grouped by topic, groups in the order of their best paper, each paper with the recommender's reason
+    firsts = [members[0].rank for _, members in digest.groups]
+    assert firsts == sorted(firsts) and all(n.reason.startswith("close to") for n in digest.papers)
+
+
+def test_without_likes_the_new_papers_come_by_topic_biggest_first(nips):
+    db, _ = nips
+    digest = whats_new(Atlas(db), limit=None, liked=[], disliked=[])
+    sizes = [len(members) for _, members in digest.groups]
+    assert digest.n_liked == 0 and sizes == sorted(sizes, reverse=True) and sum(sizes) == 200
+    assert all(n.score is None and n.reason.startswith("new in ") for n in digest.papers)
+    grown = digest.grown
+    assert grown and all(g.excess > 0 for g in grown) and digest.atlas_growth == pytest.approx(200 / 160)
+
+
+def test_a_corrected_title_is_not_announced_again_and_keeps_what_the_reader_wrote(nips, tmp_path):
+    db, _ = nips
+    copy = tmp_path / "corrected.db"
+    shutil.copy(db, copy)
+    records = json.loads(gzip.decompress(Y2018.read_bytes()))
+    victim = max(records, key=lambda r: (len(r["title"]), r["title"]))
+    old = Atlas(copy)
+    old_id = next(p.id for p in old.papers if p.title == victim["title"])
+    old.close()
+    rl.rate(copy, old_id, 1)
+    rl.set_note(copy, old_id, "check the appendix")
+    rl.add(copy, old_id, "poster session")
+    override_paper(copy, old_id, tldr="My own one-line summary.")
+    words = victim["title"].split()
+    longest = max(range(len(words)), key=lambda i: len(words[i]))
+    words[longest] = words[longest][:-1] + ("x" if words[longest][-1] != "x" else "y")  # a typo, later fixed
+    victim["title"] = " ".join(words)
+    fixed = tmp_path / "nips2018_fixed.json"
+    fixed.write_text(json.dumps(records), encoding="utf-8")
+    build([Y2017, fixed], copy)
+    atlas = Atlas(copy)
+    new_id = next(p.id for p in atlas.papers if p.title == victim["title"])
+    assert new_id != old_id and first_builds(atlas.con)[new_id] == 2
+    assert builds(atlas.con)[-1].n_new == 0
+    digest = whats_new(atlas, limit=None)  # still the build that added 2018, the corrected paper in it once
+    assert digest.build.id == 2 and [n.paper.id for n in digest.papers].count(new_id) == 1
+    mine = {e.paper_id: e for e in rl.entries(copy)}[new_id]
+    assert mine.rating == 1 and mine.note == "check the appendix" and "poster session" in mine.lists
+    assert atlas.by_id[new_id].tldr == "My own one-line summary."
+
+
+def test_the_cli_the_exports_and_the_web_page_show_the_same_digest(nips, tmp_path):
+    db, _ = nips
+    atlas = Atlas(db)
+    digest = whats_new(atlas, limit=5)
+    top = [n.paper for _, members in digest.groups for n in members]  # as shown: by topic, best group first
+    res = CliRunner().invoke(main, ["new", "--db", str(db), "--limit", "5"])
+    assert res.exit_code == 0, res.output
+    assert "Build 2" in res.output and "200 new papers of 360, ranked for your 5 liked papers" in res.output
+    shown = [t for t in (p.title for p in top) if t in res.output]
+    assert shown == [p.title for p in top]
+    md = tmp_path / "new.md"
+    assert CliRunner().invoke(main, ["publish", "--format", "new-md", "-o", str(md), "--db", str(db)]).exit_code == 0
+    text = md.read_text(encoding="utf-8")
+    positions = [text.index(p.title) for p in top]
+    assert text.startswith("# What’s new") and "## Topics that grew" in text and positions == sorted(positions)
+    page = tmp_path / "new.html"
+    res = CliRunner().invoke(main, ["publish", "--format", "new-html", "-o", str(page), "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    html_page = page.read_text(encoding="utf-8")
+    assert re.search(r"<h1[^>]*>What’s new</h1>", html_page) and "<script" not in html_page
+    assert [html_page.index(str(escape(p.title))) for p in top] == sorted(html_page.index(str(escape(p.title)))
+                                                                        for p in top)
+    client = create_app(db, preload_model=False).test_client()
+    html = client.get("/new", query_string={"k": 5}).get_data(as_text=True)
+    titles = re.findall(r'class="ptitle" href="[^"]+">([^<]+)</a>', html)
+    assert titles == [str(escape(p.title)) for p in top]
+    assert client.get("/new", query_string={"build": 9}).status_code == 404
