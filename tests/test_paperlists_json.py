@@ -95,3 +95,10 @@ def test_unknown_citation_count_is_missing_not_zero():
     assert len(papers) == 583
     assert all("citations" not in p.extra and "gs_citation" not in p.extra for p in papers)
     assert all(facets_of(p).citations is None for p in papers)
+
+
+def test_a_placeholder_abstract_is_read_as_no_abstract():
+    # two real NeurIPS 1990 records: one with the placeholder 55 early NeurIPS records carry, one with an abstract
+    placeholder, real = sources.read(FIXTURES / "nips1990_placeholder.json")
+    assert placeholder.abstract == "" and placeholder.title
+    assert len(real.abstract) > 200 and "unavailable" not in real.abstract.lower()

@@ -28,6 +28,9 @@ LIBRARY = "json (stdlib)"
 EXAMPLE = "paperatlas build ../shared/data/paperlists/iclr/iclr2021.json.gz"
 FIELDS = ("title, authors, abstract, venue, year, status, track, affiliations, keywords, links (site, PDF, code), "
           "rating and confidence per review, citations, DOI, session")
+#: what some records hold instead of an abstract (55 NeurIPS 1987-2000 papers): read as no abstract, else they form
+#: a topic of their own ("Abstract unavailable") on the placeholder's words
+PLACEHOLDER_ABSTRACTS = frozenset({"abstract unavailable", "abstract not available", "no abstract available"})
 TESTED_ON = "cuts of real paperlists files (AAAI 2022, COLM 2024, ACL 2022) and the 42k shared corpus"
 
 
@@ -172,7 +175,7 @@ def _paper(rec, path: str, i: int, venue: str | None, year: int | None) -> Paper
     return Paper(
         title=title,
         authors=_split(rec, "author", path, i),
-        abstract=_text(rec, "abstract", path, i).strip(),
+        abstract=_abstract(_text(rec, "abstract", path, i)),
         venue=venue or "",
         year=year,
         status=_text(rec, "status", path, i).strip(),
@@ -183,3 +186,9 @@ def _paper(rec, path: str, i: int, venue: str | None, year: int | None) -> Paper
         affiliations=_split(rec, "aff", path, i),
         extra=extra,
     )
+
+
+def _abstract(text: str) -> str:
+    """The record's abstract, ``""`` for a placeholder (:data:`PLACEHOLDER_ABSTRACTS`)."""
+    text = text.strip()
+    return "" if " ".join(text.lower().rstrip(".").split()) in PLACEHOLDER_ABSTRACTS else text
