@@ -2,7 +2,8 @@
 
 Usage:
     python benchmarks/million.py --atlas SRC.db --n 1000000 --out /tmp/million.db [--sigma 0.02] [--drop 0.1]
-                                 [--seed 0] [--requests 200] [--build-only | --serve-only | --profile] [--check]
+                                 [--seed 0] [--requests 200] [--build-only | --serve-only | --profile | --recall]
+                                 [--check]
 
 Issue 16, point 3: "at 1M papers (vectors and FTS rows made from the corpus by repetition with perturbed text),
 search p95 ≤ 100 ms over HTTP, with the memory it needs stated".
@@ -41,7 +42,8 @@ drawn at random from the whole atlas: p50/p95 in ms; the server's peak resident 
 table row (and the figures as JSON).
 
 ``--profile`` (no build, no server) makes the web app in-process on ``--out`` and times each stage of
-``/api/search`` over the 70 queries (:func:`profile`), to say where the time goes.
+``/api/search`` over the 70 queries (:func:`profile`), to say where the time goes. ``--recall`` (no build, no
+server) compares the meaning tier found through the HNSW graph with the exact scans (:func:`recall`).
 
 Timings printed while building are wall seconds.
 """
@@ -478,6 +480,97 @@ def profile(db: Path, rounds: int = 2) -> dict:
     return out
 
 
+def recall(db: Path, firsts: tuple[int, ...] = ()) -> dict:
+    """The meaning tier through the HNSW graph against the exact scans, in-process, on the 70 queries.
+
+    Opens ``db`` as ``serve`` does (:class:`paperatlas.store.Atlas`, :func:`paperatlas.search.warm_up` first, so
+    no query fetches postings), then runs each query (``hybrid``, the CLI's query model, embedded once) through
+    the graph (:mod:`paperatlas.search.meaning`) and through the exact scans (``meaning.graph`` forced to None).
+    Per query: recall@10 of the meaning tier (the share of the exact path's first 10 meaning hits among the
+    graph's first 10) and over all its hits (up to :data:`paperatlas.search.POOL`), overlap of the whole first 10
+    results, whether every result (paper, tier, BM25 rank) is the same, and the ms of
+    :func:`paperatlas.search.search_results` per path (median of 3 runs); for the graph path once per first list
+    length (``meaning.FIRST_CANDIDATES``, then each of ``firsts``).
+
+    Returns:
+        ``{"exact_p50_ms", "exact_p95_ms", "first K": {"meaning_recall10", "meaning_recall_all", "top10_overlap",
+        "identical", "queries_with_meaning_hits", "graph_lists_by_length", "graph_p50_ms", "graph_p95_ms"}}``
+        (recall and overlap: means over the queries having any; the graph's lists in one round, by length).
+    """
+    from paperatlas.enrich.query_embed import query_embedder
+    from paperatlas.search import meaning, search_results, warm_up
+    from paperatlas.search.postings import postings
+    from paperatlas.store import Atlas
+
+    t = time.perf_counter()
+    atlas = Atlas(db)
+    warm_up(atlas)
+    px = postings(atlas)
+    log(f"recall: atlas loaded and warmed in {time.perf_counter() - t:.0f} s; graph: {meaning.graph(atlas) is not None}"
+        f"; postings kept: {px.cached():,} pairs of a budget of {px.budget:,}, RSS "
+        f"{proc_status_mib(os.getpid(), 'VmRSS'):.0f} MiB")
+    emb = query_embedder()
+    queries = [q["query"] for q in json.loads(scale.QUERIES.read_text())["queries"]]
+    vec = {q: emb.encode([q])[0] for q in queries}
+    real_graph = meaning.graph
+    index = real_graph(atlas)
+    lists: dict[int, int] = {}  # graph searches by list length (a list grows when too short)
+    if index is not None:
+        search_many = index.search_many
+
+        def counted(queries, k=10, *a, **kw):
+            lists[k] = lists.get(k, 0) + 1
+            return search_many(queries, k, *a, **kw)
+
+        index.search_many = counted
+
+    def run(q: str, exact: bool):
+        meaning.graph = (lambda a: None) if exact else real_graph
+        try:
+            times = []
+            for _ in range(3):
+                t = time.perf_counter()
+                res = search_results(atlas, q, mode="hybrid", embed_query=lambda s: vec.get(s, emb.encode([s])[0]))
+                times.append(1000 * (time.perf_counter() - t))
+            return res, sorted(times)[1]
+        finally:
+            meaning.graph = real_graph
+
+    def tier(res, n=None):
+        return [h.paper.id for h in res.hits if h.match == "meaning"][:n]
+
+    exact = {q: run(q, True) for q in queries}
+    out: dict = {"exact_p50_ms": scale.pct([t for _, t in exact.values()], 50),
+                 "exact_p95_ms": scale.pct([t for _, t in exact.values()], 95)}
+    first = meaning.FIRST_CANDIDATES
+    for k0 in dict.fromkeys([first, *firsts]):
+        meaning.FIRST_CANDIDATES = k0
+        lists.clear()
+        rec, rec_all, overlap, same, ms = [], [], [], 0, []
+        for q in queries:
+            (g, tg), (e, _) = run(q, False), exact[q]
+            ms.append(tg)
+            if tier(e):
+                rec.append(len(set(tier(g, 10)) & set(tier(e, 10))) / len(tier(e, 10)))
+                rec_all.append(len(set(tier(g)) & set(tier(e))) / len(tier(e)))
+            top_e = [h.paper.id for h in e.hits[:10]]
+            if top_e:
+                overlap.append(len({h.paper.id for h in g.hits[:10]} & set(top_e)) / len(top_e))
+            same += [(h.paper.id, h.match, h.bm25_rank) for h in g.hits] == [(h.paper.id, h.match, h.bm25_rank)
+                                                                             for h in e.hits]
+        out[f"first {k0}"] = {
+            "meaning_recall10": float(np.mean(rec)) if rec else None,
+            "meaning_recall_all": float(np.mean(rec_all)) if rec_all else None,
+            "top10_overlap": float(np.mean(overlap)), "identical": f"{same}/{len(queries)}",
+            "queries_with_meaning_hits": len(rec),
+            "graph_lists_by_length": {k: v // 3 for k, v in sorted(lists.items())},
+            "graph_p50_ms": scale.pct(ms, 50), "graph_p95_ms": scale.pct(ms, 95)}
+        print(json.dumps({f"first {k0}": out[f"first {k0}"]}), flush=True)
+    meaning.FIRST_CANDIDATES = first
+    print(json.dumps(out))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--atlas", type=Path, required=True, help="a real built atlas (read only)")
@@ -495,12 +588,17 @@ def main() -> None:
     g.add_argument("--build-only", action="store_true")
     g.add_argument("--serve-only", action="store_true", help="measure an existing --out")
     g.add_argument("--profile", action="store_true", help="no build, no server: profile searches of --out in-process")
+    g.add_argument("--recall", action="store_true",
+                   help="no build, no server: the meaning tier through the graph against exact scans, in-process")
     args = ap.parse_args()
     if args.out.resolve() == args.atlas.resolve():
         raise SystemExit("--out must not be --atlas")
     row: dict = {"n": args.n, "sigma": args.sigma, "drop": args.drop}
     if args.profile:
         profile(args.out)
+        return
+    if args.recall:
+        recall(args.out, (1024,))
         return
     if not args.serve_only:
         row.update(build(args.atlas, args.out, args.n, args.sigma, args.drop, args.jitter, args.seed, args.batch))

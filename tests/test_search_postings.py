@@ -114,6 +114,7 @@ def test_warm_fetches_the_frequent_terms_once_and_search_reads_them(atlas, monke
 
 def test_the_postings_stay_within_their_budget(atlas, monkeypatch):
     monkeypatch.setattr(postings_mod, "BUDGET", 60)
+    monkeypatch.setattr(postings_mod, "PAIRS_PER_PAPER", 0)
     px = postings(atlas)
     for word in ("learning", "neural", "networks", "graph", "data", "model", "training", "robust"):
         px.get(word)

@@ -151,13 +151,16 @@ class NeighbourIndex:
         rows, cos = self.search_many(np.asarray(query, dtype=np.float32)[None, :], k, threads=1)
         return rows[0], cos[0]
 
-    def search_many(self, queries: np.ndarray, k: int = 10, threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    def search_many(self, queries: np.ndarray, k: int = 10, threads: int = 0,
+                    oversample: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`search` for each row of ``queries``.
 
         Args:
             queries: ``(m, dim)`` float32, L2-normalised.
             k: Rows per query (fewer when the matrix has fewer).
             threads: Threads searching the graph (0: one per core; ignored when exact).
+            oversample: Candidates per wanted result re-ranked by exact cosine (None: :attr:`oversample`; 1 for
+                a long list, whose beam is already ``k`` wide).
 
         Returns:
             ``(rows, cosines)``: ``(m, min(k, n))`` int64 and ``(m, min(k, n))`` float32, each row best first.
@@ -179,7 +182,8 @@ class NeighbourIndex:
                     rows[s + j], cos[s + j] = top, row[top]
             return rows, cos
         self._graph.expansion_search = self.expansion_search
-        found = self._graph.search(queries, count=min(k * max(self.oversample, 1), len(self.vectors)),
+        over = self.oversample if oversample is None else oversample
+        found = self._graph.search(queries, count=min(k * max(over, 1), len(self.vectors)),
                                    threads=threads)
         if hasattr(found, "counts"):  # BatchMatches
             keys, counts = found.keys, found.counts

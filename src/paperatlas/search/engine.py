@@ -33,6 +33,7 @@ import numpy as np
 from ..facets import SORT_KEYS, sort_papers
 from ..model import Paper
 from ..store import Atlas
+from . import meaning as _meaning
 from .filters import Filters
 from .postings import bm25_scores, positions, postings, warm
 from .ranking import POOL, RRF_K, fts_phrases
@@ -222,12 +223,18 @@ def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.vecdot(vectors, q)
 
 
+def _centre(atlas: Atlas, feedback: list[Paper]) -> np.ndarray | None:
+    """``(dim,)`` float32 mean of the ``feedback`` papers' vectors (not normalised); None for fewer than two."""
+    rows = [atlas.row_of[p.id] for p in feedback if p.id in atlas.row_of]
+    return atlas.vectors[rows].mean(axis=0) if len(rows) >= 2 else None
+
+
 def _near(atlas: Atlas, feedback: list[Paper]) -> np.ndarray:
     """``(n_rows,)`` mean cosine of every paper to the ``feedback`` papers (zeros for fewer than two)."""
-    rows = [atlas.row_of[p.id] for p in feedback if p.id in atlas.row_of]
-    if len(rows) < 2:
+    centre = _centre(atlas, feedback)
+    if centre is None:
         return np.zeros(len(atlas.ids), dtype=np.float32)
-    return _cosines(atlas.vectors, atlas.vectors[rows].mean(axis=0))
+    return _cosines(atlas.vectors, centre)
 
 
 def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.ndarray | None,
@@ -320,9 +327,19 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     corrected = corrected_query(query, terms)
     searched = corrected or query
     semantic = mode != "bm25" and embed_query is not None and atlas.vectors.size > 0
-    sims = _cosines(atlas.vectors, np.asarray(embed_query(searched), dtype=np.float32)) if semantic else None
+    qv = np.asarray(embed_query(searched), dtype=np.float32) if semantic else None
     cov = coverage(terms, n)
     cover_any = cov >= PARTIAL_MIN
+    ix = _rows(atlas)
+    # from MEANING_ANN_MIN_ROWS papers on: cosines only where a tier reads them, the meaning tier from the graph
+    index = _meaning.graph(atlas) if qv is not None and mode == "hybrid" else None
+    if qv is None:
+        sims = None
+    elif index is None:
+        sims = _cosines(atlas.vectors, qv)
+    else:
+        rows = ix.row_of[np.flatnonzero(cover_any)]
+        sims = _meaning.cosines_at(atlas.vectors, qv, rows[rows >= 0])
     full_mask = cover_any & (cov >= 1.0 - 1e-9)
     if terms and all(len(t.docs) for t in terms) and full_mask.any():
         together = np.zeros(n, dtype=bool)
@@ -333,7 +350,6 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     full_all = np.flatnonzero(full_mask)
     full = _passing(atlas, full_all, ok)
     res = SearchResults(query, corrected=corrected, unfiltered=len(full_all))
-    ix = _rows(atlas)
     if mode == "semantic":
         if sims is not None:
             kw = {atlas.papers[i].id for i in full.tolist()}
@@ -351,10 +367,14 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         # feedback from the papers that use every word (after the filters, else before them)
         best = [h.paper for h in res.hits[:N_FEEDBACK]] or \
             [h.paper for h in _keyword_tier(atlas, bm25, full_all, sims, "keyword")[:N_FEEDBACK]]
-        near = _near(atlas, best)
-        # a partial match must also be plausible in meaning: a third of the way to a meaning match
         rows = ix.row_of[partial]
         have = rows >= 0
+        if index is None:
+            near = _near(atlas, best)
+        else:
+            centre = _centre(atlas, best)
+            near = np.zeros_like(sims) if centre is None else _meaning.cosines_at(atlas.vectors, centre, rows[have])
+        # a partial match must also be plausible in meaning: a third of the way to a meaning match
         close = (sims[rows[have]] >= PARTIAL_MIN_COSINE) | (near[rows[have]] >= NEIGHBOUR_MIN_COSINE)
         plausible = partial[have][close]
         res.hits += _keyword_tier(atlas, bm25, plausible, sims, "partial")
@@ -362,7 +382,12 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         for docs in (full_all, plausible):
             rows = ix.row_of[docs]
             skip[rows[rows >= 0]] = True
-        meaning, res.capped = _meaning_tier(atlas, sims, near, skip, ok, POOL)
+        if index is None:
+            meaning, res.capped = _meaning_tier(atlas, sims, near, skip, ok, POOL)
+        else:
+            meaning, res.capped = _meaning.meaning_from_graph(
+                atlas.vectors, index, qv, centre, (MEANING_MIN_COSINE, NEIGHBOUR_MIN_COSINE),
+                lambda s, nr: _meaning_tier(atlas, s, nr, skip, ok, POOL))
         res.hits += meaning
     res.message = _message(terms, searched, res, flt.any(), semantic)
     return res

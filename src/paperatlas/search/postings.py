@@ -33,8 +33,14 @@ from ..store import Atlas
 
 #: FTS5 ``bm25()`` column weights: paper_id (unindexed) 0, title 10, authors 4, abstract 1, keyphrases 5, TL;DR 2
 BM25_WEIGHTS = (10.0, 4.0, 1.0, 5.0, 2.0)
-#: most (paper, phrase) pairs kept per atlas (12 bytes each: ~96 MB); the least recently used phrases go first
+#: fewest (paper, phrase) pairs an atlas may keep (12 bytes each: ~96 MB); the least recently used phrases go first
 BUDGET = 8_000_000
+#: ... and from :data:`BUDGET` / this many papers on, this many pairs per paper (1.5 KB a paper at 12 bytes a
+#: pair). The whole FTS5 index holds ~106 (paper, term) pairs per paper on the 42k ICLR/phenomena atlas and its
+#: synthetic 1M copy, so every term :func:`warm` fetches stays kept: a fixed 8M pairs held half of what the 70
+#: benchmark queries need at 1M papers ("the", "of", "learn" are each in ~0.5-1M papers), and each query re-read
+#: FTS5 (~1.5 µs a pair: 387 ms a query on average).
+PAIRS_PER_PAPER = 128
 #: :func:`warm` fetches the stems found in at least this many papers (a colder one costs at most ~1.5 ms)
 WARM_MIN_DOCS = 1000
 #: most texts whose tokens are kept (a query word is tokenized by FTS5 once)
@@ -97,6 +103,8 @@ class Postings:
         self._sql = f"SELECT rowid, bm25(papers_fts, 0, {weights}) FROM papers_fts WHERE papers_fts MATCH ?"
         self._cache: OrderedDict[tuple[str, ...], Posting] = OrderedDict()
         self._size = 0
+        #: most (paper, phrase) pairs kept: :func:`budget` of the atlas's size
+        self.budget = budget(len(atlas.papers))
         self._lock = threading.Lock()
         self._tok_lock = threading.Lock()
         self._tok = self._make_tokenizer()
@@ -179,7 +187,7 @@ class Postings:
             if key not in self._cache:
                 self._cache[key] = found
                 self._size += len(found.docs)
-                while self._size > BUDGET and len(self._cache) > 1:
+                while self._size > self.budget and len(self._cache) > 1:
                     _, old = self._cache.popitem(last=False)
                     self._size -= len(old.docs)
         return found
@@ -231,6 +239,19 @@ class Postings:
                 "SELECT term, doc FROM temp.paperatlas_terms WHERE doc >= ? ORDER BY doc DESC, term", (min_docs,))]
         except sqlite3.Error:  # an old SQLite without fts5vocab: nothing to warm
             return []
+
+
+def budget(n_papers: int) -> int:
+    """Most (paper, phrase) pairs the postings of an atlas of ``n_papers`` papers keep (12 bytes each).
+
+    Args:
+        n_papers: papers in the atlas (≥ 0).
+
+    Returns:
+        ``max(BUDGET, PAIRS_PER_PAPER * n_papers)``: 8M (~96 MB) up to 62,500 papers, then 128 a paper (128M pairs,
+        ~1.5 GB, at 1M papers; what is kept is bounded by the index itself: ~106M pairs, ~1.2 GB there).
+    """
+    return max(BUDGET, PAIRS_PER_PAPER * max(0, n_papers))
 
 
 def positions(atlas: Atlas) -> dict[str, int]:
@@ -286,7 +307,7 @@ def warm(atlas: Atlas, pause: Callable[[], None] | None = None, min_docs: int = 
     """Fetch the postings of the terms in at least ``min_docs`` papers before anyone asks (most frequent first).
 
     A term is fetched through the word ``words`` lists that FTS5 indexes as it (or through itself); stops at
-    :data:`BUDGET`. ~5 s at 42k papers (3.4M pairs, ~40 MB) with ``min_docs`` 1000.
+    the postings' budget (:func:`budget`). ~5 s at 42k papers (3.4M pairs, ~40 MB) with ``min_docs`` 1000.
 
     Args:
         atlas: the atlas.
@@ -314,7 +335,7 @@ def warm(atlas: Atlas, pause: Callable[[], None] | None = None, min_docs: int = 
     for s, _ in stems:
         if s in missing:
             continue
-        if px.cached() >= BUDGET:
+        if px.cached() >= px.budget:
             break
         px.get(surface[s], (s,), pause)
         done += 1
