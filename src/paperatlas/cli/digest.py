@@ -51,16 +51,16 @@ def new_command(db, build_id, limit, list_builds):
         for g in digest.grown[:8]:
             how = "new topic" if g.appeared else f"+{g.n_new / g.n_before:.0%}"
             click.echo(f"  {atlas.topic_label(g.topic.id)}: {g.n_new} new ({how}, {g.excess:+.0f} beyond its share)")
-    if digest.by_liked_authors:
-        click.echo("\nBy authors you liked:")
-        for name, papers in digest.by_liked_authors[:10]:
-            click.echo(f"  {name}: " + "; ".join(p.title for p in papers[:3])
-                       + (f" (+{len(papers) - 3})" if len(papers) > 3 else ""))
     for topic, members in digest.groups:
         label = atlas.topic_label(topic.id) if topic is not None else "No topic"
         click.echo("\n" + click.style(label, bold=True))
         for n in members:
             click.echo(f"{n.rank:>4}. {n.paper.title}{status_tag(n.paper)}  ({n.paper.id})")
             click.echo(f"      {n.reason}")
+    if digest.by_liked_authors:
+        click.echo("\nBy authors you liked:")
+        for name, papers in digest.by_liked_authors[:10]:
+            click.echo(f"  {name}: " + "; ".join(p.title for p in papers[:3])
+                       + (f" (+{len(papers) - 3})" if len(papers) > 3 else ""))
     if len(digest.papers) < digest.n_new:
         click.echo(f"\n... {digest.n_new - len(digest.papers)} more (--limit 0 lists all)")

@@ -1,8 +1,8 @@
 """The reader's what's-new digest (:func:`paperatlas.whatsnew.whats_new`) as Markdown or one HTML page.
 
 Layout: a title and one line on the build (when, how many new papers, ranked for how many liked papers), the
-topics that grew or appeared, the new papers by authors the reader liked, then the new papers grouped by topic,
-each with its rank, links, status and the reason it is ranked there.
+topics that grew or appeared, the new papers grouped by topic (each with its rank, links, status and the reason it
+is ranked there), then the new papers by authors the reader liked.
 """
 
 from __future__ import annotations
@@ -42,12 +42,6 @@ def render_digest(digest: Digest, atlas: Atlas, title: str = "") -> str:
             out.append(f"- **{escape_md(atlas.topic_label(g.topic.id))}**: {g.n_new} new ({how}, {g.excess:+.0f} "
                        f"beyond its share; {g.n_new + g.n_before} papers)")
         out.append("")
-    if digest.by_liked_authors:
-        out += ["## By authors you liked", ""]
-        for name, papers in digest.by_liked_authors:
-            titles = "; ".join(_title_link(p) for p in papers)
-            out.append(f"- **{escape_md(name)}**: {titles}")
-        out.append("")
     shown = len(digest.papers)
     more = f" (the best {shown} of {digest.n_new})" if shown < digest.n_new else ""
     out += [f"## New papers by topic{more}", ""]
@@ -61,6 +55,12 @@ def render_digest(digest: Digest, atlas: Atlas, title: str = "") -> str:
             if p.tldr:
                 out.append(f"   {escape_md(one_line(p.tldr))}")
             out.append(f"   *{escape_md(one_line(n.reason))}*")
+        out.append("")
+    if digest.by_liked_authors:
+        out += ["## By authors you liked", ""]
+        for name, papers in digest.by_liked_authors:
+            titles = "; ".join(_title_link(p) for p in papers)
+            out.append(f"- **{escape_md(name)}**: {titles}")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
