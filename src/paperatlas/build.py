@@ -26,7 +26,7 @@ from . import sources
 from .engines import WorkItem
 from .engines.local import LocalEngine
 from .enrich import keyphrase_stats, lexical
-from .enrich.embed import Embedder, MiniLMEmbedder, paper_text, release_embedders
+from .enrich.embed import Embedder, MiniLMEmbedder, paper_text
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
 from .enrich.lexical import lexical_text
@@ -206,9 +206,11 @@ def _updated_keyphrase_stats(con, papers: list[Paper], text_hashes: list[str], p
     return kx.update(added, list(old.values()))
 
 
-#: from this many papers a build lets go of the embedding model once its papers are embedded (a smaller build
-#: keeps it loaded for the next build in the same process, e.g. the tests)
-RELEASE_MODEL_MIN_PAPERS = 5_000
+#: from this many papers (in the atlas, not only those to embed: the later stages' memory grows with the atlas) the
+#: default model runs in a child process that exits after the embedding, so torch's ~1 GB is not under the topic
+#: stage (:mod:`paperatlas.engines.embed_child`); a smaller build loads it here and keeps it for the next build in
+#: the same process (the tests, a notebook), where a child would load torch and the model again each time (3-5 s)
+EMBED_IN_CHILD_MIN_PAPERS = 5_000
 
 
 def _trim_heap() -> None:
@@ -364,7 +366,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
                                       embed=i in todo, tldr=need_tldr, keyphrases=need_kp))
         del prev
         if engine is None:
-            engine = LocalEngine(precision=precision, embedder=embedder)
+            engine = LocalEngine(precision=precision, embedder=embedder,
+                                 embed_in_child=len(papers) >= EMBED_IN_CHILD_MIN_PAPERS)
         what = "embedding, keyphrases, TL;DRs" if todo else "keyphrases, TL;DRs"
         loop_start = time.perf_counter()
         for res in engine.run(items, kx, progress=progress(what, len(items))):
@@ -387,9 +390,6 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
             stage(f"per-paper ({engine.name})")
         report.per_paper_seconds = time.perf_counter() - loop_start
         report.peak_rss_by_stage["per-paper"] = _peak_rss_mib()
-        if embedder is None and engine.name == "local" and len(papers) >= RELEASE_MODEL_MIN_PAPERS:
-            engine = None
-            release_embedders()
         _trim_heap()
         store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
         write_label_terms(con, [(p.id, th, kx.method, t)
