@@ -10,8 +10,9 @@ imports the caller's main script again in the child, which reruns the build of a
 
 Only bytes travel between the two, through the child's stdin and stdout, each message an 8-byte little-endian
 length and the payload: the texts as UTF-8 JSON one way, the vectors as raw little-endian float32 rows the other
-(nothing is pickled). The child runs the same :class:`~paperatlas.enrich.embed.MiniLMEmbedder` on the same batches
-as the parent would, so the vectors are the in-process ones (bit for bit on this machine; the tests allow 1e-6).
+(no Python objects are serialised). The child runs the same :class:`~paperatlas.enrich.embed.MiniLMEmbedder` on
+the same batches as the parent would, so the vectors are the in-process ones (bit for bit on this machine; the
+tests allow 1e-6).
 """
 
 from __future__ import annotations
