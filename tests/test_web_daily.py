@@ -98,7 +98,9 @@ def test_all_papers_sortable_and_every_page_links_to_topics_map_and_papers(live,
     atlas = Atlas(db)
     page.goto(base + "/papers")
     assert page.inner_text("#summary").startswith(f"{len(atlas.papers)} papers")
-    page.click("nav.pager a.showall")
+    with page.expect_navigation():
+        page.click("nav.pager a.showall")
+    page.wait_for_selector("ol.results > li.paper")
     titles = _titles(page)
     assert titles == sorted(titles, key=lambda t: " ".join(t.split()).casefold()) and len(titles) == len(atlas.papers)
     page.click("a.sort[data-sort='status']")

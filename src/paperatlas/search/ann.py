@@ -36,6 +36,8 @@ EXPANSION_ADD = 128
 #: Beam width while searching (``ef``): higher is slower and finds more of the true neighbours (recall@10 at
 #: 1M rows: 0.73 at 64, 0.88 at 128, 0.95 at 256; p95 0.7, 0.9, 1.4 ms).
 EXPANSION_SEARCH = 256
+#: graphs of fewer vectors are built by one thread (deterministic; a few seconds at most)
+SINGLE_THREAD_BELOW = 10_000
 #: Scalar type of the graph's copy of the vectors: ``"i8"`` (1 byte a component), ``"f16"`` or ``"f32"``.
 DTYPE = "i8"
 #: Candidates fetched per result before the exact re-ranking (the 4k best by the int8 graph's own distance; free
@@ -131,7 +133,10 @@ class NeighbourIndex:
         index = _usearch()
         graph = index.Index(ndim=vectors.shape[1], metric="ip", dtype=dtype, connectivity=connectivity,
                             expansion_add=expansion_add, expansion_search=expansion_search)
-        graph.add(np.arange(len(vectors), dtype=np.uint64), vectors, threads=threads)
+        # a small graph is built by one thread: the same vectors then give the same graph (several threads insert
+        # in a varying order, and a small graph's recall varies with it)
+        graph.add(np.arange(len(vectors), dtype=np.uint64), vectors,
+                  threads=1 if len(vectors) < SINGLE_THREAD_BELOW else threads)
         params = {"dtype": dtype, "connectivity": connectivity, "expansion_search": expansion_search,
                   "oversample": oversample}
         return cls(vectors, graph, params=params)
