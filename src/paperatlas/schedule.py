@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import readinglist as rl
 from .cite.links import paper_link
+from .files import write_bytes_atomic
 from .model import Paper
 from .store import Atlas
 
@@ -410,19 +409,4 @@ def write_ics(schedule: Schedule, path: str | Path, name: str = "paperatlas sche
         ValueError: No paper of the schedule has a start time (nothing is written).
         OSError: The file cannot be written.
     """
-    data = to_ics(schedule, name)
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return target
+    return write_bytes_atomic(path, to_ics(schedule, name), mode=0o644)
