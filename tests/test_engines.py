@@ -100,18 +100,25 @@ def test_an_interrupted_build_resumes_from_the_vectors_it_had_written(local_buil
     assert {pid: p.tldr for pid, p in papers.items()} == {pid: p.tldr for pid, p in ref_papers.items()}
 
 
-@pytest.mark.slow
-def test_a_large_build_embeds_in_a_child_process_with_the_same_vectors(local_build, tmp_path, monkeypatch):
+@pytest.fixture
+def started(monkeypatch) -> list:
+    """The processes of the embedding children the build starts (``ChildEmbedder`` spied on)."""
     from paperatlas.engines import local
 
-    started = []
+    procs: list = []
 
     class Spy(local.ChildEmbedder):
         def __init__(self, *a, **k):
             super().__init__(*a, **k)
-            started.append(self._proc)
+            procs.append(self._proc)
 
     monkeypatch.setattr(local, "ChildEmbedder", Spy)
+    return procs
+
+
+@pytest.mark.slow
+def test_a_large_build_embeds_in_a_child_process_with_the_same_vectors(local_build, tmp_path, monkeypatch,
+                                                                       started):
     monkeypatch.setattr("paperatlas.build.EMBED_IN_CHILD_MIN_PAPERS", 200)  # as a 42k build does
     db = tmp_path / "icml200.db"
     rep = build([ICML200], db, precision="fp32")
@@ -125,17 +132,7 @@ def test_a_large_build_embeds_in_a_child_process_with_the_same_vectors(local_bui
 
 
 @pytest.mark.slow
-def test_an_interrupted_build_ends_its_embedding_child_and_resumes(local_build, tmp_path, monkeypatch):
-    from paperatlas.engines import local
-
-    started = []
-
-    class Spy(local.ChildEmbedder):
-        def __init__(self, *a, **k):
-            super().__init__(*a, **k)
-            started.append(self._proc)
-
-    monkeypatch.setattr(local, "ChildEmbedder", Spy)
+def test_an_interrupted_build_ends_its_embedding_child_and_resumes(local_build, tmp_path, started):
     db = tmp_path / "icml200.db"
     with pytest.raises(_Interrupt):
         build([ICML200], db, engine=_CountingEngine(fail_after=2, embed_in_child=True))
