@@ -134,13 +134,17 @@ def test_a_large_build_embeds_in_a_child_process_with_the_same_vectors(local_bui
 @pytest.mark.slow
 def test_an_interrupted_build_ends_its_embedding_child_and_resumes(local_build, tmp_path, started):
     db = tmp_path / "icml200.db"
+    # 4 batches of 64: their 4 annotations, one "waiting" mark and 4 vector results; stopped at the 7th
+    first = _CountingEngine(fail_after=6, embed_in_child=True)  # the child embeds while keyphrases are made
     with pytest.raises(_Interrupt):
-        build([ICML200], db, engine=_CountingEngine(fail_after=2, embed_in_child=True))
-    assert started[0].returncode == 0  # the child did not outlive the build
-    with sqlite3.connect(resume_path(db)) as con:
-        assert con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 128
+        build([ICML200], db, engine=first)
+    assert 64 <= first.n_embedded < 200
+    assert started[0].returncode is not None  # the child did not outlive the build (killed while embedding)
+    with sqlite3.connect(resume_path(db)) as con:  # every vector the build had received was written
+        assert con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == first.n_embedded
     rep = build([ICML200], db, engine=_CountingEngine(embed_in_child=True))
-    assert rep.n_embedded == 72 and rep.n_resumed == 128
+    assert rep.n_embedded == 200 - first.n_embedded and rep.n_resumed == first.n_embedded
+    assert started[1].returncode == 0  # a finished child exits by itself
     _, vecs = _by_id(db)
     _, ref_vecs = _by_id(local_build)
     assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6
@@ -191,3 +195,57 @@ def test_a_rebuild_that_adds_papers_keeps_the_tldrs_and_keyphrases_of_the_others
     assert sum(stored.doc_freq(k) == fitted.doc_freq(k) for k in keys) >= 0.99 * len(keys)
     # asked to refit: counted anew
     assert build([ICML200], db, engine=LocalEngine(precision="fp32"), refit_topics=True).keyphrase_stats == "fit"
+
+
+@pytest.mark.slow
+def test_adding_papers_to_a_large_atlas_embeds_them_in_an_early_child_with_the_same_result(tmp_path, monkeypatch,
+                                                                                          started):
+    """The child starts before the listings are read and embeds while the keyphrase statistics are updated."""
+    import json
+
+    monkeypatch.setattr("paperatlas.build.EMBED_IN_CHILD_MIN_PAPERS", 150)  # 180 papers: "a large atlas"
+    records = json.loads(ICML200.read_text())
+    first = tmp_path / "icml180.json"
+    first.write_text(json.dumps(records[:180]))
+    ref, db = tmp_path / "ref.db", tmp_path / "child.db"
+    for atlas in (ref, db):
+        build([first], atlas, engine=LocalEngine(precision="fp32"))
+    assert not started
+    build([ICML200], ref, engine=LocalEngine(precision="fp32"))  # in this process
+    ahead = []
+    real_ahead = LocalEngine.embed_ahead
+    monkeypatch.setattr(LocalEngine, "embed_ahead", lambda self, items: (ahead.append(len(items)),
+                                                                         real_ahead(self, items))[1])
+    rep = build([ICML200], db, precision="fp32")
+    assert len(started) == 1 and started[0].returncode == 0 and ahead == [20]
+    assert rep.n_embedded == 20 and rep.topic_mode == "update"
+    papers, vecs = _by_id(db)
+    ref_papers, ref_vecs = _by_id(ref)
+    assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6
+    assert {pid: (p.tldr, p.keyphrases, p.topic_id, p.x, p.y) for pid, p in papers.items()} == \
+        {pid: (p.tldr, p.keyphrases, p.topic_id, p.x, p.y) for pid, p in ref_papers.items()}
+    # the same listings again: nothing to embed, the child started early is ended before it loads a model for nothing
+    rep = build([ICML200], db, precision="fp32")
+    assert rep.n_embedded == 0 and len(started) == 2 and started[1].returncode is not None
+    assert _by_id(db)[0].keys() == ref_papers.keys()
+
+
+def test_embeddings_are_rewritten_only_for_papers_that_changed(tmp_path):
+    from paperatlas.store import sqlite as store
+
+    db = tmp_path / "a.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE IF NOT EXISTS embeddings (paper_id TEXT PRIMARY KEY, model TEXT NOT NULL, "
+                "content_hash TEXT NOT NULL, vector BLOB NOT NULL)")
+    v = np.eye(3, 4, dtype=np.float32)
+    store.write_embeddings(con, "m", ["a", "b", "c"], ["ha", "hb", "hc"], v)
+    rowid = dict(con.execute("SELECT paper_id, rowid FROM embeddings"))
+    # b kept, c gone, a re-embedded (new text), d new
+    store.write_embeddings(con, "m", ["a", "b", "d"], ["ha2", "hb", "hd"], v[[2, 1, 0]], unchanged={"b"})
+    rows = {r[0]: (r[1], np.frombuffer(r[2], np.float32).tolist(), r[3])
+            for r in con.execute("SELECT paper_id, content_hash, vector, rowid FROM embeddings")}
+    assert sorted(rows) == ["a", "b", "d"]
+    assert rows["b"] == ("hb", v[1].tolist(), rowid["b"])  # not written again
+    assert rows["a"][:2] == ("ha2", v[2].tolist()) and rows["d"][:2] == ("hd", v[0].tolist())
+    with pytest.raises(ValueError, match="one each per paper"):
+        store.write_embeddings(con, "m", ["a"], ["h1", "h2"], v[:1])

@@ -230,6 +230,49 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+class _StageClock:
+    """``stage(name)`` adds the wall time since the last call to the report's ``name`` stage (and its peak RSS)."""
+
+    def __init__(self, report: BuildReport):
+        self.report = report
+        self.last = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.report.stage_seconds[name] = self.report.stage_seconds.get(name, 0.0) + now - self.last
+        self.report.peak_rss_by_stage[name] = _peak_rss_mib()
+        self.last = now
+
+    def reset(self) -> None:
+        """Start the next stage now (the time since the last call was counted elsewhere)."""
+        self.last = time.perf_counter()
+
+
+@dataclass
+class _Prepared:
+    """What the stages after the per-paper work need and can have before the vectors are in (:func:`_prepare`)."""
+
+    topic_model: TopicModel | None  #: the last build's topic model (None: none, or not usable)
+    placement: dict[str, tuple[int | None, float | None, float | None, bool]]  #: id -> (topic, x, y, same text)
+    topics: dict  #: the last build's topics by id
+    keyphrase_stats: bytes  #: the keyphrase statistics to store (:func:`keyphrase_stats.dumps`)
+
+
+def _prepare(con, kx: KeyphraseExtractor, papers: list[Paper], text_hashes: list[str],
+             label_terms: list[list[str]], hashes_by_id: dict[str, str], model_name: str) -> _Prepared:
+    """Read the last build's topics and placement, store the label terms, serialise the keyphrase statistics.
+
+    None of it needs the vectors, so a build whose embedding runs in a child process does it while the child is
+    still embedding (when the engine yields a result marked ``waiting``); otherwise right after the per-paper work.
+    """
+    write_label_terms(con, [(p.id, th, kx.method, t) for p, th, t in zip(papers, text_hashes, label_terms,
+                                                                         strict=True)])
+    return _Prepared(topic_model=TopicModel.loads(store.read_model(con, "topics"), model_name),
+                     placement={pid: (t, x, y, h == hashes_by_id.get(pid))
+                                for pid, (t, x, y, h) in store.previous_placement(con).items()},
+                     topics=store.previous_topics(con), keyphrase_stats=keyphrase_stats.dumps(kx))
+
+
 def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[str | None] | None = None,
           venue: str | None = None, year: int | None = None, n_topics: int | None = None,
           embedder: Embedder | None = None, progress: ProgressFactory = _no_progress, seed: int = 42,
@@ -284,27 +327,38 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         paperatlas.enrich.embed.EmbedderUnavailable: when the model package is missing.
     """
     report = BuildReport()
-    timer = time.perf_counter()
+    stage = _StageClock(report)
+    if engine is None and embedder is None and store.stored_paper_count(db) >= EMBED_IN_CHILD_MIN_PAPERS:
+        engine = LocalEngine(precision=precision, embed_in_child=True)  # a large atlas: its child starts loading
+        engine.start_embedder()  # the model while the listings are read (ended when nothing needs a vector)
+    try:
+        formats = list(formats) if formats else [None] * len(source_paths)
+        records: list[Paper] = []
+        for path, fmt in zip(source_paths, formats, strict=True):
+            hints = {k: v for k, v in (("venue", venue), ("year", year)) if v is not None}
+            records.extend(sources.read(path, format=fmt, strict=strict, **hints, **(source_options or {})))
+        report.n_read = len(records)
+        papers = merge_papers(records)
+        report.n_papers = len(papers)
+        stage("read+merge")
+        if not papers and not replace and not Path(db).exists():
+            _check_not_a_wipe(db, 0, set(), set())  # refused before a lock file or directory is made
+        if engine is None:
+            engine = LocalEngine(precision=precision, embedder=embedder,
+                                 embed_in_child=len(papers) >= EMBED_IN_CHILD_MIN_PAPERS)
+        if hasattr(engine, "start_embedder"):  # the child loads its model while the atlas's vectors are read
+            engine.start_embedder()
+        return _build(papers, db, report, stage, source_paths, embedder, progress, seed, tldr_backend, n_areas,
+                      n_topics, refit_topics, label_backend, replace, lock_timeout, on_wait, engine)
+    finally:  # the embedding child never outlives the build
+        if hasattr(engine, "close"):
+            engine.close()
 
-    def stage(name: str) -> None:
-        nonlocal timer
-        now = time.perf_counter()
-        report.stage_seconds[name] = report.stage_seconds.get(name, 0.0) + now - timer
-        report.peak_rss_by_stage[name] = _peak_rss_mib()
-        timer = now
 
-    formats = list(formats) if formats else [None] * len(source_paths)
-    records: list[Paper] = []
-    for path, fmt in zip(source_paths, formats, strict=True):
-        hints = {k: v for k, v in (("venue", venue), ("year", year)) if v is not None}
-        records.extend(sources.read(path, format=fmt, strict=strict, **hints, **(source_options or {})))
-    report.n_read = len(records)
-    papers = merge_papers(records)
-    report.n_papers = len(papers)
-    stage("read+merge")
-    if not papers and not replace and not Path(db).exists():
-        _check_not_a_wipe(db, 0, set(), set())  # refused before a lock file or directory is made
-
+def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, source_paths, embedder,
+           progress: ProgressFactory, seed: int, tldr_backend, n_areas, n_topics, refit_topics: bool, label_backend,
+           replace: bool, lock_timeout: float, on_wait, engine) -> BuildReport:
+    """:func:`build` from the merged papers on (the arguments are :func:`build`'s)."""
     resume: ResumeCache | None = None
     with store.atomic_rebuild(db, lock_timeout=lock_timeout, on_wait=on_wait) as con:
         resume = ResumeCache(db)
@@ -318,10 +372,12 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         resumed = resume.get(model_name)  # what an interrupted build of this atlas embedded
         vectors = np.zeros((len(papers), dim), dtype=np.float32)
         todo = set()
+        stored = set()  # ids whose stored row holds their vector: not written again
         for i, (p, h) in enumerate(zip(papers, hashes, strict=True)):
             hit = cache.get(p.id)
             if hit and hit[0] == h and hit[1].shape == (dim,):
                 vectors[i] = hit[1]
+                stored.add(p.id)
             elif h in resumed and resumed[h].shape == (dim,):
                 vectors[i] = resumed[h]
                 report.n_resumed += 1
@@ -330,6 +386,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         del cache, resumed
         report.n_reused = len(papers) - len(todo)
         report.n_embedded = len(todo)
+        if not todo and hasattr(engine, "close"):  # nothing to embed: a child started early is not needed
+            engine.close()
         stage("load-cache")
 
         # what the last build made from the same text is kept: TL;DRs always, keyphrases and label terms while
@@ -339,16 +397,9 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         changed = sum(1 for p, th in zip(papers, text_hashes, strict=True)
                       if p.id not in prev or prev[p.id].text_hash != th)
         keep_terms = not refit_topics and changed <= MAX_NEW_SHARE * len(papers)
-        # the keyphrase statistics: the last build's, updated with the papers that came, changed or left, while
-        # the corpus changes little; else fitted on the whole corpus (a minute at 42k papers)
-        kx = _updated_keyphrase_stats(con, papers, text_hashes, prev) if keep_terms else None
-        report.keyphrase_stats = "update" if kx is not None else "fit"
-        if kx is None:
-            kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
-            _trim_heap()  # the fit's full counts (millions of phrases at 42k papers) are gone: give the memory back
-        stage("keyphrases")
         label_terms: list[list[str]] = [[] for _ in papers]  # a paper's 15 best candidate phrases: label evidence
         items = []
+        kp_method = KeyphraseExtractor.method
         for i, (p, th) in enumerate(zip(papers, text_hashes, strict=True)):
             e = prev.get(p.id)
             same = e is not None and e.text_hash == th
@@ -357,20 +408,32 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
                 p.tldr, p.tldr_method, need_tldr = e.tldr, e.tldr_method, False
                 report.n_tldr_reused += 1
             need_kp = True
-            if keep_terms and same and e.keyphrases_method == kx.method == e.terms_method and e.label_terms:
-                p.keyphrases, p.keyphrases_method, label_terms[i] = e.keyphrases, kx.method, e.label_terms
+            if keep_terms and same and e.keyphrases_method == kp_method == e.terms_method and e.label_terms:
+                p.keyphrases, p.keyphrases_method, label_terms[i] = e.keyphrases, kp_method, e.label_terms
                 need_kp = False
                 report.n_keyphrases_reused += 1
             if i in todo or need_tldr or need_kp:
                 items.append(WorkItem(row=i, title=p.title, text=p.abstract or p.digest, abstract=p.abstract,
                                       embed=i in todo, tldr=need_tldr, keyphrases=need_kp))
+        if keep_terms and hasattr(engine, "embed_ahead"):  # the child embeds while the statistics are updated
+            engine.embed_ahead(items)  # (not beside a fit: the fit's memory and the child's together are the peak)
+        # the keyphrase statistics: the last build's, updated with the papers that came, changed or left, while
+        # the corpus changes little; else fitted on the whole corpus (a minute at 42k papers)
+        kx = _updated_keyphrase_stats(con, papers, text_hashes, prev) if keep_terms else None
+        report.keyphrase_stats = "update" if kx is not None else "fit"
+        if kx is None:
+            kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
+            _trim_heap()  # the fit's full counts (millions of phrases at 42k papers) are gone: give the memory back
+        stage("keyphrases")
         del prev
-        if engine is None:
-            engine = LocalEngine(precision=precision, embedder=embedder,
-                                 embed_in_child=len(papers) >= EMBED_IN_CHILD_MIN_PAPERS)
         what = "embedding, keyphrases, TL;DRs" if todo else "keyphrases, TL;DRs"
         loop_start = time.perf_counter()
+        prepared: _Prepared | None = None
         for res in engine.run(items, kx, progress=progress(what, len(items))):
+            if res.waiting and prepared is None:  # only the embedding child is busy: do what needs no vectors
+                t = time.perf_counter()
+                prepared = _prepare(con, kx, papers, text_hashes, label_terms, hashes_by_id, model_name)
+                report.stage_seconds["prepare (while embedding)"] = time.perf_counter() - t
             if res.embedded:
                 vectors[res.embedded] = res.vectors
                 resume.add(model_name, [hashes[i] for i in res.embedded], res.vectors)
@@ -382,18 +445,24 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
                     papers[i].tldr, papers[i].tldr_method = tldr, TLDR_METHOD
             for k, v in res.seconds.items():
                 report.worker_seconds[k] = report.worker_seconds.get(k, 0.0) + v
+        report.per_paper_seconds = time.perf_counter() - loop_start
         if engine.name == "local":  # in this process: the stage times are wall time
             for k, v in report.worker_seconds.items():
                 report.stage_seconds[k] = report.stage_seconds.get(k, 0.0) + v
-            timer = time.perf_counter()
+            # the rest of the loop's wall time (the child's start-up, the resume file's writes) is the embedding's
+            rest = report.per_paper_seconds - sum(report.worker_seconds.values()) \
+                - report.stage_seconds.get("prepare (while embedding)", 0.0)
+            if rest > 0:
+                key = "embed" if todo else "keyphrases"
+                report.stage_seconds[key] = report.stage_seconds.get(key, 0.0) + rest
+            stage.reset()
         else:
             stage(f"per-paper ({engine.name})")
-        report.per_paper_seconds = time.perf_counter() - loop_start
         report.peak_rss_by_stage["per-paper"] = _peak_rss_mib()
         _trim_heap()
-        store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors)
-        write_label_terms(con, [(p.id, th, kx.method, t)
-                                      for p, th, t in zip(papers, text_hashes, label_terms, strict=True)])
+        store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors, unchanged=stored)
+        if prepared is None:
+            prepared = _prepare(con, kx, papers, text_hashes, label_terms, hashes_by_id, model_name)
         stage("write-embeddings")
         if tldr_backend is not None:  # a generative TL;DR: here, one paper at a time
             from .llm.tldr import generate_tldr
@@ -407,10 +476,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
 
         # --- topics + 2-D map ---
         tick = progress("topics+map", 1)
-        prev_model = TopicModel.loads(store.read_model(con, "topics"), model_name)
-        prev_place = {pid: (t, x, y, h == hashes_by_id.get(pid))
-                      for pid, (t, x, y, h) in store.previous_placement(con).items()}
-        old_topics = store.previous_topics(con)
+        prev_model, prev_place, old_topics = prepared.topic_model, prepared.placement, prepared.topics
         # fewer papers than the stored sub-topics: the stored model cannot be updated (k-means), so refit
         refit_topics = refit_topics or len(papers) < sum(t.level == 1 for t in old_topics.values())
         res = update_topics([p.id for p in papers], vectors,
@@ -463,7 +529,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
         store.write_model(con, "topics", res.model.dumps())
-        store.write_model(con, KEYPHRASE_STATS, keyphrase_stats.dumps(kx))
+        store.write_model(con, KEYPHRASE_STATS, prepared.keyphrase_stats)
         store.set_meta(con, sources=named, embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
                        n_papers=len(papers), acronyms=kx.acronyms)
@@ -471,7 +537,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         # the query-side indexes, made now rather than at a reader's first request; what the stages above held
         # (the keyphrase extractor's counts, the topic model and its text space) is let go first: the TF-IDF fit
         # counts every bigram of the corpus and would otherwise raise the build's peak memory
-        del kx, res, items, label_terms, prev_model, prev_place, old_topics
+        del kx, res, items, label_terms, prev_model, prev_place, old_topics, prepared
         _trim_heap()
         texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
         ids = [p.id for p in papers]

@@ -62,6 +62,26 @@ def _trim_heap() -> None:
         pass
 
 
+#: glibc's ``mallopt`` parameter number of ``M_MMAP_THRESHOLD`` (``malloc.h``)
+_M_MMAP_THRESHOLD = -3
+
+
+def _set_mmap_threshold(n_bytes: int) -> None:
+    """Map every allocation of ``n_bytes`` or more on its own (glibc ``mallopt(M_MMAP_THRESHOLD)``; a no-op elsewhere).
+
+    Freed, such a block goes back to the OS at once instead of staying in a heap that the next batch's different
+    shapes fragment: over thousands of papers the child's peak stays ~200 MiB lower (898 -> 702 MiB over 768
+    abstracts), for more page faults (1,034 abstracts: 24 -> 29 s, system time 5 -> 16 s), so it is asked for only
+    by a long embedding (:data:`LOW_HEAP_MIN_TEXTS`).
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, n_bytes)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def _error(e: BaseException) -> bytes:
     return _ERROR + json.dumps({"kind": type(e).__name__, "message": str(e)}).encode()
 
@@ -89,6 +109,10 @@ def main(argv: list[str] | None = None) -> None:
             texts = json.loads(_receive(inp).decode())
         except (EOFError, OSError):  # the parent closed the pipe (done) or is gone: exit now, without the
             os._exit(0)  # interpreter's teardown of torch (seconds on a busy machine, nothing to keep)
+        if isinstance(texts, dict):  # a setting, not texts: no answer
+            if texts.get("mmap_threshold"):
+                _set_mmap_threshold(int(texts["mmap_threshold"]))
+            continue
         try:
             vectors = model.encode(texts)
         except Exception as e:  # noqa: BLE001
@@ -98,21 +122,33 @@ def main(argv: list[str] | None = None) -> None:
         _trim_heap()
 
 
+#: from this many texts to embed, the child maps large blocks on their own (:func:`_set_mmap_threshold`): the memory
+#: it saves matters to a long embedding, not to adding a thousand papers (where it costs ~20 % of the time)
+LOW_HEAP_MIN_TEXTS = 5_000
+#: the threshold asked for then, bytes (a batch's activations are larger: they are unmapped when freed)
+LOW_HEAP_MMAP_THRESHOLD = 128 * 1024
+
+
 class ChildEmbedder:
     """:class:`~paperatlas.enrich.embed.MiniLMEmbedder` run in a child process (the :class:`Embedder` protocol).
 
-    Start-up loads torch and the model in the child (3-5 s, as in-process); :meth:`close` (or leaving a ``with``
-    block) ends the child and with it all the memory the model took. The child's warnings go to this process's
-    stderr.
+    Start-up loads torch and the model in the child (3-5 s, as in-process). With ``wait=False`` the constructor
+    returns at once and the model loads while the caller does other work; the first :meth:`encode` (or reading
+    :attr:`precision`) waits for it and raises what the start-up raised. :meth:`close` (or leaving a ``with`` block)
+    ends the child and with it all the memory the model took. The child's warnings go to this process's stderr.
+
+    :meth:`encode` may run in another thread than the one that made the embedder (one call at a time), so the
+    caller can work while the child embeds (:class:`~paperatlas.engines.local.LocalEngine`).
 
     Args:
         precision: ``auto``, ``fp32`` or ``bf16`` (:func:`paperatlas.enrich.embed.resolve_precision`, run in the
             child).
         batch_size: texts per forward pass (default 32, as in-process).
+        wait: wait here until the model is loaded (default); False to return at once.
 
     Raises:
         EmbedderUnavailable: the model's package (or sentence-transformers) is missing in the child; the message
-            names the package to install.
+            names the package to install (with ``wait=False``: from the first :meth:`encode`).
         ValueError: an unknown precision, or bf16 on a CPU without native bf16.
         RuntimeError: the child failed to start or load the model otherwise (the message carries its error).
     """
@@ -120,30 +156,42 @@ class ChildEmbedder:
     name = MiniLMEmbedder.name
     dim = MiniLMEmbedder.dim
 
-    def __init__(self, precision: str = "auto", batch_size: int = 32):
+    def __init__(self, precision: str = "auto", batch_size: int = 32, wait: bool = True):
         env = dict(os.environ)  # the child imports this paperatlas, installed or not
         src = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(x for x in (src, env.get("PYTHONPATH")) if x)
-        # glibc: blocks from 128 KiB (a batch's activations) mapped on their own and unmapped when freed, instead of
-        # heap the next batch's different shapes fragment; the child's peak 898 -> 702 MiB over 768 abstracts
-        env.setdefault("MALLOC_MMAP_THRESHOLD_", str(128 * 1024))
+        self._precision: str | None = None
+        self._busy = False
         self._proc: subprocess.Popen | None = subprocess.Popen(
             [sys.executable, "-m", "paperatlas.engines.embed_child", precision, str(batch_size)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        try:
-            #: the arithmetic the child runs, ``fp32`` or ``bf16``
-            self.precision = self._reply(_READY).decode()
-        except BaseException:
-            self.close()
-            raise
+        if wait:
+            try:
+                self._wait_ready()
+            except BaseException:
+                self.close()
+                raise
 
-    def _reply(self, kind: bytes) -> bytes:
-        """The payload of the child's next message, which must be of ``kind``; its error raised here otherwise."""
+    @property
+    def precision(self) -> str:
+        """The arithmetic the child runs, ``fp32`` or ``bf16`` (waits for the model to load)."""
+        return self._wait_ready()
+
+    def _wait_ready(self) -> str:
+        if self._precision is None:
+            if self._proc is None:
+                raise RuntimeError("this ChildEmbedder is closed")
+            self._precision = self._reply(_READY, self._proc).decode()
+        return self._precision
+
+    @staticmethod
+    def _reply(kind: bytes, proc: subprocess.Popen) -> bytes:
+        """The payload of ``proc``'s next message, which must be of ``kind``; its error raised here otherwise."""
         try:
-            msg = _receive(self._proc.stdout)
-        except (EOFError, OSError) as e:
-            code = self._proc.wait(timeout=10)
-            raise RuntimeError(f"the embedding process (pid {self._proc.pid}) ended unexpectedly (exit code "
+            msg = _receive(proc.stdout)
+        except (EOFError, OSError, ValueError) as e:  # ValueError: the pipe was closed here (close() from a thread)
+            code = proc.wait(timeout=10)
+            raise RuntimeError(f"the embedding process (pid {proc.pid}) ended unexpectedly (exit code "
                                f"{code}{'; killed for memory?' if code == -9 else ''})") from e
         if msg[:1] == _ERROR:
             err = json.loads(msg[1:].decode())
@@ -156,6 +204,18 @@ class ChildEmbedder:
             raise RuntimeError(f"the embedding process sent {msg[:1]!r} where {kind!r} was expected")
         return msg[1:]
 
+    def limit_heap(self) -> None:
+        """Ask the child to map large blocks on their own from now on (less memory, more page faults).
+
+        For an embedding of :data:`LOW_HEAP_MIN_TEXTS` texts or more; see :func:`_set_mmap_threshold`. Does not
+        wait for the model to load.
+        """
+        if self._proc is not None:
+            try:
+                _send(self._proc.stdin, json.dumps({"mmap_threshold": LOW_HEAP_MMAP_THRESHOLD}).encode())
+            except (BrokenPipeError, OSError):  # it died: the next encode says how
+                pass
+
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Embed ``texts`` in the child as ``(len(texts), 384)`` float32, L2-normalised rows (in the order given).
 
@@ -167,37 +227,51 @@ class ChildEmbedder:
             ``(len(texts), 384)`` float32, L2-normalised: what ``MiniLMEmbedder.encode`` returns for them.
 
         Raises:
-            RuntimeError: the child died (e.g. killed for memory) or failed on these texts.
+            EmbedderUnavailable: the model's package is missing in the child.
+            RuntimeError: the child died (e.g. killed for memory), failed on these texts, or was closed.
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self._proc is None:
+        proc = self._proc
+        if proc is None:
             raise RuntimeError("this ChildEmbedder is closed")
+        self._busy = True
         try:
-            _send(self._proc.stdin, json.dumps(texts).encode())
-        except (BrokenPipeError, OSError):  # it died: _reply says how
-            pass
-        raw = self._reply(_VECTORS)
+            self._wait_ready()
+            try:
+                _send(proc.stdin, json.dumps(texts).encode())
+            except (BrokenPipeError, OSError, ValueError):  # it died (or was closed): _reply says how
+                pass
+            raw = self._reply(_VECTORS, proc)
+        finally:
+            self._busy = False
         vectors = np.frombuffer(raw, dtype="<f4").reshape(len(texts), self.dim).astype(np.float32)
         if progress:
             progress(len(texts))
         return vectors
 
     def close(self) -> None:
-        """End the child (it exits when its stdin closes; killed if it has not after 60 s). Idempotent."""
+        """End the child. Idempotent.
+
+        An idle child exits when its stdin closes (killed if it has not after 60 s); one still loading the model or
+        embedding (a build that stopped early, or had nothing to embed after all) is killed at once: it holds
+        nothing to keep.
+        """
         if self._proc is None:
             return
-        for fh in (self._proc.stdin, self._proc.stdout):
+        proc, self._proc = self._proc, None
+        if self._precision is None or self._busy:
+            proc.kill()
+        for fh in (proc.stdin, proc.stdout):
             try:
                 fh.close()
-            except OSError:  # a broken pipe: the child is gone already
+            except (OSError, ValueError):  # a broken pipe: the child is gone already
                 pass
         try:
-            self._proc.wait(timeout=60)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:  # pragma: no cover - stuck in a batch
-            self._proc.kill()
-            self._proc.wait()
-        self._proc = None
+            proc.kill()
+            proc.wait()
 
     def __enter__(self) -> ChildEmbedder:
         return self

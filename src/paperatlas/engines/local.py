@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
 
 from ..enrich.embed import Embedder, get_embedder
 from ..enrich.keyphrases import KeyphraseExtractor
-from .embed_child import ChildEmbedder
-from .work import WorkItem, WorkResult, enrich_batch
+from .embed_child import LOW_HEAP_MIN_TEXTS, ChildEmbedder
+from .work import WorkItem, WorkResult, annotate_batch, embed_texts, enrich_batch
 
 
 class LocalEngine:
-    """Runs :func:`~paperatlas.engines.work.enrich_batch` here, ``batch_size`` papers at a time.
+    """Runs the per-paper work (:mod:`paperatlas.engines.work`) here, ``batch_size`` papers at a time.
 
     Papers that need an embedding go first (in batches of their own), so an interrupted build has written as many
     vectors as possible; the model is loaded only when one does.
 
     With ``embed_in_child`` the default model runs in a child process
     (:class:`~paperatlas.engines.embed_child.ChildEmbedder`) that ends with the last embedding batch, so the memory
-    torch took (~1 GB at 42k papers) is free for the stages after this one; the vectors are the same. Without it
-    the model is loaded here and kept for the next build in this process (:func:`get_embedder`).
+    torch took (~1 GB at 42k papers) is free for the stages after this one; the vectors are the same. The child
+    embeds while this process makes the keyphrases and TL;DRs (two cores busy instead of one): all embedding batches
+    are handed to it at once, each batch's annotations are yielded as soon as they are made, and its vectors when
+    the child sends them. :meth:`start_embedder` starts the child (and its 3-5 s of model loading) before
+    :meth:`run`, while the caller is still reading its inputs, and :meth:`embed_ahead` hands it the papers to embed
+    while the caller still prepares the keyphrase statistics. Without ``embed_in_child`` the model is loaded here
+    and kept for the next build in this process (:func:`get_embedder`), and each batch is embedded then annotated.
 
     Args:
         precision: the embedding model's arithmetic (``auto``, ``fp32``, ``bf16``).
@@ -36,41 +46,132 @@ class LocalEngine:
         self.batch_size = batch_size
         self.embedder = embedder
         self.embed_in_child = embed_in_child
+        self._child: ChildEmbedder | None = None
+        #: what :meth:`embed_ahead` handed the child: (items, batches, pool, pending batches and their futures)
+        self._ahead: tuple | None = None
+
+    def start_embedder(self) -> None:
+        """Start the embedding child now, so its model loads while the caller does other work (idempotent).
+
+        Does nothing unless ``embed_in_child`` is set and no ``embedder`` was given. :meth:`run` uses the child, or
+        :meth:`close` ends it (a build that finds nothing to embed).
+        """
+        if self.embed_in_child and self.embedder is None and self._child is None:
+            self._child = ChildEmbedder(precision=self.precision, wait=False)
+
+    def close(self) -> None:
+        """End the embedding child if one is running, and forget what it was given (idempotent)."""
+        if self._ahead is not None:
+            self._ahead[2].shutdown(wait=False, cancel_futures=True)
+            self._ahead = None
+        if self._child is not None:
+            self._child.close()
+            self._child = None
+
+    def _batches(self, items: list[WorkItem]) -> list[list[WorkItem]]:
+        """The batches :meth:`run` makes of ``items``: those that need an embedding first."""
+        ordered = [it for it in items if it.embed] + [it for it in items if not it.embed]
+        return [ordered[s:s + self.batch_size] for s in range(0, len(ordered), self.batch_size)]
+
+    def embed_ahead(self, items: list[WorkItem]) -> None:
+        """Hand the embedding child the papers of ``items`` that need a vector now, before :meth:`run`.
+
+        The child embeds while the caller finishes what :meth:`run` needs (the keyphrase statistics); :meth:`run`
+        must then get the same ``items`` (the list object) to use these vectors. Does nothing without
+        ``embed_in_child``, with an ``embedder``, or when no item needs a vector.
+
+        Args:
+            items: the papers, as :meth:`run` will get them.
+        """
+        if not (self.embed_in_child and self.embedder is None) or not any(it.embed for it in items):
+            return
+        self.start_embedder()
+        batches = self._batches(items)
+        n_embed = sum(it.embed for it in items)
+        if n_embed >= LOW_HEAP_MIN_TEXTS:
+            self._child.limit_heap()
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paperatlas-embed")
+        pending: deque[tuple[list[WorkItem], Future]] = deque(
+            (batch, pool.submit(self._child.encode, embed_texts(batch)))
+            for batch in batches if any(it.embed for it in batch))
+        self._ahead = (items, batches, pool, pending)
 
     def run(self, items: list[WorkItem], kx: KeyphraseExtractor,
             progress: Callable[[int], None] | None = None) -> Iterator[WorkResult]:
-        """Yield one :class:`WorkResult` per batch as it is done.
+        """Yield :class:`WorkResult` batches as they are done.
 
         Args:
             items: the papers.
             kx: the fitted keyphrase extractor.
-            progress: called with the number of papers of each finished batch.
+            progress: called with the number of papers of each finished batch (once per batch, when both its
+                annotations and its vectors are made).
 
         Yields:
-            :class:`WorkResult`, in the order of the batches (embedding batches first).
+            :class:`WorkResult`: in this process, one per batch (embedding batches first); with the embedding child,
+            a batch's annotations and its vectors as two results (see the class docstring), one of them marked
+            ``waiting`` when only the child's vectors are left to come.
 
         Raises:
             paperatlas.enrich.embed.EmbedderUnavailable: a paper needs embedding and the model is not installed.
             RuntimeError: the embedding child process died (``embed_in_child``).
         """
-        ordered = [it for it in items if it.embed] + [it for it in items if not it.embed]
-        n_embed = len(ordered) - sum(1 for it in items if not it.embed)
-        embedder, child = self.embedder, None
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] is not items:  # embedded ahead for other papers: not these vectors
+            ahead[2].shutdown(wait=False, cancel_futures=True)
+            self.close()
+            ahead = None
+        if ahead is None:
+            self.embed_ahead(items)
+            ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            yield from self._run_with_child(ahead[1], ahead[2], ahead[3], kx, progress)
+            return
+        self.close()  # nothing to embed after all: a child started early is not needed
+        n_embed = sum(it.embed for it in items)
+        embedder = self.embedder
         if embedder is None and n_embed:
-            if self.embed_in_child:
-                embedder = child = ChildEmbedder(precision=self.precision)
-            else:
-                embedder = get_embedder(precision=self.precision)
+            embedder = get_embedder(precision=self.precision)
+        for batch in self._batches(items):
+            res = enrich_batch(batch, kx, embedder)
+            if progress:
+                progress(len(batch))
+            yield res
+
+    def _run_with_child(self, batches: list[list[WorkItem]], pool: ThreadPoolExecutor,
+                        pending: deque[tuple[list[WorkItem], Future]], kx: KeyphraseExtractor,
+                        progress: Callable[[int], None] | None) -> Iterator[WorkResult]:
+        """This thread annotates every batch while the child embeds ``pending`` (handed to ``pool``'s thread)."""
+        finished = False
         try:
-            for start in range(0, len(ordered), self.batch_size):
-                batch = ordered[start:start + self.batch_size]
-                res = enrich_batch(batch, kx, embedder)
-                if child is not None and start + self.batch_size >= n_embed:  # the last embedding batch is done
-                    child.close()
-                    child = None
-                if progress:
+            def vectors(wait: bool) -> Iterator[WorkResult]:
+                while pending and (wait or pending[0][1].done()):
+                    batch, fut = pending[0]
+                    t0 = time.perf_counter()
+                    vecs = fut.result()
+                    pending.popleft()
+                    if progress:
+                        progress(len(batch))
+                    yield WorkResult(rows=[], keyphrases=[], label_terms=[], tldrs=[],
+                                     embedded=[it.row for it in batch if it.embed], vectors=vecs,
+                                     seconds={"embed": time.perf_counter() - t0})
+
+            for batch in batches:
+                res = annotate_batch(batch, kx)
+                if progress and not any(it.embed for it in batch):
                     progress(len(batch))
                 yield res
+                yield from vectors(wait=False)
+            if pending:
+                yield WorkResult(rows=[], keyphrases=[], label_terms=[], tldrs=[], embedded=[],
+                                 vectors=np.zeros((0, 0), dtype=np.float32), waiting=True)
+            yield from vectors(wait=True)
+            finished = True
         finally:  # also when the build stops early (an error, Ctrl-C): the child never outlives the run
-            if child is not None:
-                child.close()
+            for _batch, fut in pending:
+                fut.cancel()
+            self.close()  # kills a child still embedding; an idle one exits
+            pool.shutdown(wait=True)
+            if not finished:
+                for _batch, fut in pending:  # what the ended child's thread raised is not this build's error
+                    if fut.done() and not fut.cancelled():
+                        fut.exception()

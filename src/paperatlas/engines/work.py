@@ -52,6 +52,12 @@ class WorkResult:
         embedded: the rows that were embedded (a subset of ``rows``, in order).
         vectors: ``(len(embedded), dim)`` float32, L2-normalised.
         seconds: stage name (``embed``, ``keyphrases``, ``tldr``) -> wall time spent on this batch, seconds.
+        waiting: the engine has no work left in this process, only vectors still to come from its embedding child:
+            the driver may now do what needs no vectors (the results after this one carry only vectors).
+
+    A result may carry only the keyphrases and TL;DRs of its rows (``embedded`` empty), or only vectors (``rows``
+    empty): the local engine yields a batch's annotations as soon as they are made and its vectors when the
+    embedding child sends them.
     """
 
     rows: list[int]
@@ -61,6 +67,7 @@ class WorkResult:
     embedded: list[int]
     vectors: np.ndarray
     seconds: dict[str, float] = field(default_factory=dict)
+    waiting: bool = False
 
 
 def enrich_batch(items: list[WorkItem], kx: KeyphraseExtractor, embedder: Embedder | None) -> WorkResult:
@@ -77,15 +84,42 @@ def enrich_batch(items: list[WorkItem], kx: KeyphraseExtractor, embedder: Embedd
     Raises:
         ValueError: an item needs embedding and ``embedder`` is None.
     """
-    seconds: dict[str, float] = {}
-    t0 = time.perf_counter()
     to_embed = [it for it in items if it.embed]
     if to_embed and embedder is None:
         raise ValueError(f"{len(to_embed)} papers need embedding but no embedder was given")
-    vectors = (embedder.encode([paper_text(it.title, it.abstract) for it in to_embed]) if to_embed
+    t0 = time.perf_counter()
+    vectors = (embedder.encode(embed_texts(items)) if to_embed
                else np.zeros((0, embedder.dim if embedder else 0), dtype=np.float32))
+    seconds = {"embed": time.perf_counter() - t0}
+    res = annotate_batch(items, kx)
+    res.seconds = {**seconds, **res.seconds}
+    res.embedded, res.vectors = [it.row for it in to_embed], np.asarray(vectors, dtype=np.float32)
+    return res
+
+
+def embed_texts(items: list[WorkItem]) -> list[str]:
+    """The texts to embed of the items that need an embedding (:func:`paperatlas.enrich.embed.paper_text`).
+
+    Args:
+        items: a batch.
+
+    Returns:
+        One text per item with ``embed`` set, in the batch's order.
+    """
+    return [paper_text(it.title, it.abstract) for it in items if it.embed]
+
+
+def annotate_batch(items: list[WorkItem], kx: KeyphraseExtractor) -> WorkResult:
+    """Keyphrases, label terms and extractive TL;DR of each item that asks for them; no embedding.
+
+    Args:
+        items: the batch.
+        kx: a keyphrase extractor fitted on the whole corpus (:meth:`KeyphraseExtractor.fit`).
+
+    Returns:
+        The :class:`WorkResult`, with ``embedded`` empty and ``vectors`` of shape ``(0, 0)``.
+    """
     t1 = time.perf_counter()
-    seconds["embed"] = t1 - t0
     keyphrases, label_terms = [], []
     for it in items:
         if not it.keyphrases:
@@ -97,9 +131,7 @@ def enrich_batch(items: list[WorkItem], kx: KeyphraseExtractor, embedder: Embedd
         keyphrases.append(kps)
         label_terms.append(list(dict.fromkeys([*kps, *(ph for ph, _ in scored[:LABEL_TERMS])])))
     t2 = time.perf_counter()
-    seconds["keyphrases"] = t2 - t1
     tldrs = [extract_tldr(it.title, it.text) if it.tldr else None for it in items]
-    seconds["tldr"] = time.perf_counter() - t2
+    seconds = {"keyphrases": t2 - t1, "tldr": time.perf_counter() - t2}
     return WorkResult(rows=[it.row for it in items], keyphrases=keyphrases, label_terms=label_terms, tldrs=tldrs,
-                      embedded=[it.row for it in to_embed], vectors=np.asarray(vectors, dtype=np.float32),
-                      seconds=seconds)
+                      embedded=[], vectors=np.zeros((0, 0), dtype=np.float32), seconds=seconds)

@@ -30,9 +30,24 @@ def _sentence_case(phrase: str) -> str:
 MAX_LABEL_WORDS = 5
 
 
+def phrase_pairs(keyphrases: list[list[str]]) -> list[list[tuple[str, str]]]:
+    """Each paper's distinct spellings as ``(phrase key, spelling)`` (:func:`paperatlas.vocab.phrase_key`).
+
+    A key appears twice in a paper's list when two of its spellings share it (it is then counted twice).
+
+    Args:
+        keyphrases: one list of keyphrases per paper.
+
+    Returns:
+        One list of pairs per paper, in the order of its keyphrases.
+    """
+    return [[(k, kp) for kp in dict.fromkeys(kps) if (k := phrase_key(kp))] for kps in keyphrases]
+
+
 def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int = 10,
                  taken: set[str] | None = None, n_topics: int | None = None,
-                 children: np.ndarray | None = None) -> list[tuple[str, list[str]]]:
+                 children: np.ndarray | None = None,
+                 pairs: list[list[tuple[str, str]]] | None = None) -> list[tuple[str, list[str]]]:
     """Label each topic and list its top terms (see the module docstring for the c-TF-IDF weighting).
 
     Labels are unique and 1-5 words; an empty topic gets ``"Topic N"``.
@@ -48,13 +63,15 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             of the area's papers that sit in sub-topics where it is common (10% of a sub-topic's papers, 2 at
             least), so an area is named by what most of its sub-topics share rather than by its most distinctive
             one. None when labelling sub-topics.
+        pairs: :func:`phrase_pairs` of ``keyphrases`` when at hand (labelling areas and sub-topics of the same
+            papers makes them once); None to make them here.
 
     Returns:
         ``(label, top_terms)`` per topic index.
     """
     n_topics = n_topics if n_topics is not None else (int(assign.max()) + 1 if len(assign) else 0)
-    # each paper's distinct spellings as (key, spelling); a key twice when two spellings share it (counted twice)
-    pairs = [[(k, kp) for kp in dict.fromkeys(kps) if (k := phrase_key(kp))] for kps in keyphrases]
+    if pairs is None:
+        pairs = phrase_pairs(keyphrases)
     # a topic's phrase counts and each key's spellings, counted in C (collections.Counter over chained iterables),
     # in the order a loop over the papers would insert them (ties between phrases are broken by that order)
     members = np.argsort(assign, kind="stable")
@@ -66,9 +83,13 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
     for (k, kp), n in Counter(pair for row in pairs for pair in row).items():
         forms.setdefault(k, {})[kp] = n
 
+    keysets: list[frozenset[str]] = []  # each paper's phrase keys, made at the first ask
+
     def docs(t: int, k: str) -> set[int]:
         """The papers of topic ``t`` carrying phrase ``k``."""
-        return {i for i in member_rows[t] if any(k == k2 for k2, _ in pairs[i])}
+        if not keysets:
+            keysets.extend(frozenset(k2 for k2, _ in row) for row in pairs)
+        return {i for i in member_rows[t] if k in keysets[i]}
 
     total: Counter[str] = Counter()
     for c in tf:

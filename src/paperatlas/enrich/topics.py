@@ -61,7 +61,7 @@ from .hierarchy import (
     tfidf_vectorizer,
     topic_embedding,
 )
-from .labels import label_topics
+from .labels import label_topics, phrase_pairs
 from .layout import fit_layout, place_new
 
 METHOD = "kmeans-hier(minilm+lsa)+ctfidf v2"
@@ -389,8 +389,9 @@ def _finish(ids, x, xy, h: Hierarchy, keyphrases, model: TopicModel, keep_labels
     taken: set[str] = set()
     for label in keep_labels.values():
         taken.add(phrase_key(label))
-    area_labels = label_topics(h.area, keyphrases, taken=taken, n_topics=n_areas, children=h.leaf)
-    leaf_labels = label_topics(h.leaf, keyphrases, taken=taken, n_topics=n_leaves)
+    pairs = phrase_pairs(keyphrases)
+    area_labels = label_topics(h.area, keyphrases, taken=taken, n_topics=n_areas, children=h.leaf, pairs=pairs)
+    leaf_labels = label_topics(h.leaf, keyphrases, taken=taken, n_topics=n_leaves, pairs=pairs)
     topics: list[Topic] = []
     for level, assign, labels, ids in ((0, h.area, area_labels, model.area_ids),
                                        (1, h.leaf, leaf_labels, model.leaf_ids)):
