@@ -462,7 +462,7 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
         report.build_number, report.n_new = entry.id, entry.n_new
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
-        store.write_model(con, "topics", res.model.dumps())
+        store.write_model_from(con, "topics", res.model.dump_file)  # streamed: the 42k model is 132 MB
         store.write_model(con, KEYPHRASE_STATS, keyphrase_stats.dumps(kx))
         store.set_meta(con, sources=named, embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
