@@ -259,3 +259,15 @@ def test_updating_the_statistics_counts_as_a_fit_of_the_new_corpus_would():
     again = keyphrase_stats.loads(keyphrase_stats.dumps(updated))
     assert all(again.extract(*d) == updated.extract(*d) for d in docs)
     assert keyphrase_stats.loads(b"not safetensors") is None
+
+
+@pytest.mark.parametrize("which", ["colm", "awesome"])
+def test_compacted_fit_extracts_as_the_fit_does(which, request):
+    from paperatlas.enrich import keyphrase_stats
+
+    papers = request.getfixturevalue(which)
+    kx, compact = _fit(papers), keyphrase_stats.fit((p.title, _text(p)) for p in papers)
+    assert compact.acronyms == kx.acronyms and compact.n_docs == kx.n_docs
+    for p in papers:
+        assert compact.score(p.title, _text(p)) == kx.score(p.title, _text(p))
+        assert compact.extract(p.title, _text(p)) == kx.extract(p.title, _text(p))

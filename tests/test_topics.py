@@ -159,3 +159,26 @@ def test_build_then_rebuild_updates_and_the_cli_prints_a_table_of_contents(copy_
     out = CliRunner().invoke(main, ["show", p.id, "--db", str(db)])
     assert f"Topic: {after.topics[sub.parent_id].label} › {sub.label} (#{sub.id})" in out.output
 
+
+
+def test_topic_model_streamed_into_the_atlas_reads_back_as_the_bytes_do(sample, tmp_path):
+    import sqlite3
+
+    from paperatlas.store import sqlite as store
+
+    ids, dense, texts, kps = sample
+    model = update_topics(ids, dense, texts, kps).model
+    con = sqlite3.connect(tmp_path / "a.db")
+    con.execute("CREATE TABLE models (name TEXT PRIMARY KEY, blob BLOB NOT NULL)")
+    store.write_model(con, "topics", b"an older model")
+    store.write_model_from(con, "topics", model.dump_file)
+    store.write_model_from(con, "empty", lambda path: path.write_bytes(b""))
+    assert con.execute("SELECT count(*) FROM models").fetchone()[0] == 2
+    assert store.read_model(con, "empty") == b""
+    streamed, direct = (TopicModel.loads(b, "") for b in (store.read_model(con, "topics"), model.dumps()))
+    assert streamed is not None and direct is not None
+    for a, b in ((streamed.x, direct.x), (streamed.xy, direct.xy), (streamed.hierarchy.leaf, direct.hierarchy.leaf),
+                 (streamed.hierarchy.centroids, direct.hierarchy.centroids)):
+        assert np.array_equal(a, b)
+    assert (streamed.paper_ids, streamed.leaf_ids, streamed.area_ids) == (direct.paper_ids, direct.leaf_ids,
+                                                                         direct.area_ids)

@@ -11,8 +11,6 @@ run one at a time (:mod:`paperatlas.store.lock`).
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import hashlib
 import resource
 import time
@@ -32,6 +30,7 @@ from .enrich.layout import LAYOUT_METHOD
 from .enrich.lexical import lexical_text
 from .enrich.tldr import METHOD as TLDR_METHOD
 from .enrich.topics import MAX_NEW_SHARE, TopicModel, update_topics
+from .memory import trim_heap
 from .model import AUTHOR_TLDR, Paper
 from .search.neighbours import STORED as NEIGHBOURS
 from .search.neighbours import build_index_blob
@@ -211,19 +210,6 @@ def _updated_keyphrase_stats(con, papers: list[Paper], text_hashes: list[str], p
 #: stage (:mod:`paperatlas.engines.embed_child`); a smaller build loads it here and keeps it for the next build in
 #: the same process (the tests, a notebook), where a child would load torch and the model again each time (3-5 s)
 EMBED_IN_CHILD_MIN_PAPERS = 5_000
-
-
-def _trim_heap() -> None:
-    """Collect garbage and hand the freed heap back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
-
-    Without it the peak memory of the build is the sum of its stages' peaks: glibc keeps what torch, the keyphrase
-    fit and scikit-learn freed, and the next stage's numpy arrays are mapped anew.
-    """
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def _peak_rss_mib() -> float:
@@ -422,8 +408,8 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         kx = _updated_keyphrase_stats(con, papers, text_hashes, prev) if keep_terms else None
         report.keyphrase_stats = "update" if kx is not None else "fit"
         if kx is None:
-            kx = KeyphraseExtractor().fit((p.title, p.abstract or p.digest) for p in papers)
-            _trim_heap()  # the fit's full counts (millions of phrases at 42k papers) are gone: give the memory back
+            kx = keyphrase_stats.fit((p.title, p.abstract or p.digest) for p in papers)  # compacted: -0.4 GB
+            trim_heap()  # the fit's full counts (millions of phrases at 42k papers) are gone: give the memory back
         stage("keyphrases")
         del prev
         what = "embedding, keyphrases, TL;DRs" if todo else "keyphrases, TL;DRs"
@@ -459,7 +445,7 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         else:
             stage(f"per-paper ({engine.name})")
         report.peak_rss_by_stage["per-paper"] = _peak_rss_mib()
-        _trim_heap()
+        trim_heap()
         store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors, unchanged=stored)
         if prepared is None:
             prepared = _prepare(con, kx, papers, text_hashes, label_terms, hashes_by_id, model_name)
@@ -528,7 +514,7 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         report.build_number, report.n_new = entry.id, entry.n_new
         store.write_papers(con, papers, hashes_by_id)
         store.write_topics(con, topics)
-        store.write_model(con, "topics", res.model.dumps())
+        store.write_model_from(con, "topics", res.model.dump_file)  # streamed: the 42k model is 132 MB
         store.write_model(con, KEYPHRASE_STATS, prepared.keyphrase_stats)
         store.set_meta(con, sources=named, embed_model=model_name,
                        layout_method=LAYOUT_METHOD, built_at=time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -538,7 +524,7 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         # (the keyphrase extractor's counts, the topic model and its text space) is let go first: the TF-IDF fit
         # counts every bigram of the corpus and would otherwise raise the build's peak memory
         del kx, res, items, label_terms, prev_model, prev_place, old_topics, prepared
-        _trim_heap()
+        trim_heap()
         texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
         ids = [p.id for p in papers]
         # while the corpus changes little, the stored index keeps its vocabulary and rows (only new rows are made)

@@ -30,6 +30,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..enrich.embed import EmbedderUnavailable, MiniLMEmbedder
+from ..memory import trim_heap
 
 #: first byte of a message from the child: R(eady) + precision, V(ectors) + float32 rows, E(rror) + JSON
 _READY, _VECTORS, _ERROR = b"R", b"V", b"E"
@@ -50,16 +51,6 @@ def _receive(fh: BinaryIO) -> bytes:
     if len(payload) < struct.unpack("<Q", head)[0]:
         raise EOFError
     return payload
-
-
-def _trim_heap() -> None:
-    """Give the heap the model's last batch freed back to the OS (glibc ``malloc_trim``; a no-op elsewhere)."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 #: glibc's ``mallopt`` parameter number of ``M_MMAP_THRESHOLD`` (``malloc.h``)
@@ -119,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
             _send(out, _error(e))
             continue
         _send(out, _VECTORS + np.ascontiguousarray(vectors, dtype="<f4").tobytes())
-        _trim_heap()
+        trim_heap()
 
 
 #: from this many texts to embed, the child maps large blocks on their own (:func:`_set_mmap_threshold`): the memory

@@ -1,0 +1,20 @@
+"""Handing freed memory back to the OS between the big steps of a build (glibc ``malloc_trim``)."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+
+
+def trim_heap() -> None:
+    """Collect garbage and hand the freed heap back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    Without it the freed memory of one step (a TF-IDF fit's vocabulary, UMAP's neighbour graph) stays with the
+    process, and the next step's arrays are mapped anew on top of it: the build's peak becomes the sum of its
+    steps' peaks. Costs a full garbage collection (~0.3 s with 42k papers' objects alive).
+    """
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
