@@ -151,6 +151,10 @@ class ChildEmbedder:
         env = dict(os.environ)  # the child imports this paperatlas, installed or not
         src = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(x for x in (src, env.get("PYTHONPATH")) if x)
+        # OpenMP threads that wait by sleeping, not spinning: the child shares the cores with this process's own work
+        # (keyphrases, TL;DRs), and spinning threads fight it for them. 1,034 abstracts beside a busy core: 56.0 ->
+        # 40.6 s; alone: 24.0 s either way (libgomp, the OpenMP of torch's Linux wheels)
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self._precision: str | None = None
         self._busy = False
         self._proc: subprocess.Popen | None = subprocess.Popen(
