@@ -23,6 +23,7 @@ import numpy as np
 from ..store import Atlas
 from ..text import word_tokens
 from ..vocab import STOP
+from . import together
 from .postings import postings, quoted
 
 #: FTS5 operators, never searched as words
@@ -113,7 +114,13 @@ def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
 NEAR_TOKENS = 12
 
 
-def docs_using_together(atlas: Atlas, words: list[str]) -> np.ndarray:
+#: :func:`docs_using_together` reads the candidates' text (:mod:`.together`: ~50-90 µs a candidate) rather than ask
+#: FTS5 over the whole table (whose ``NEAR`` walks the words' positions in every paper having them all: 1-3 ms at
+#: 42k papers, 15-130 ms at 1M) when there is at most one candidate per this many papers of the atlas
+TOGETHER_TEXT_SHARE = 2000
+
+
+def docs_using_together(atlas: Atlas, words: list[str], among: np.ndarray | None = None) -> np.ndarray:
     """Indices into ``atlas.papers`` of the papers that use all ``words`` together.
 
     Together: every word in the title, keyphrases or TL;DR, or all of them within :data:`NEAR_TOKENS` tokens of
@@ -122,23 +129,39 @@ def docs_using_together(atlas: Atlas, words: list[str]) -> np.ndarray:
     A paper whose abstract says "wide" in one sentence and "generalize" five sentences later mentions the words
     of ``why do wide networks generalize`` but is not about it.
 
+    With ``among``, only those papers are asked about, and the answer is the same as without it intersected with
+    them: one word is used together wherever it is used (its postings); up to one paper in
+    :data:`TOGETHER_TEXT_SHARE` of the atlas is decided on its stored text
+    (:func:`paperatlas.search.together.using_together`); more, by FTS5 over every paper.
+
     Args:
         atlas: the atlas.
         words: the query's words (at least one).
+        among: ``(m,)`` int, indices into ``atlas.papers`` (any order, repeats allowed), or None for all papers.
 
     Returns:
         ``(n,)`` int32, sorted, no repeats (empty for no words).
     """
     if not words:
         return np.zeros(0, dtype=np.int32)
+    px = postings(atlas)
+    if among is not None:
+        among = np.unique(np.asarray(among, dtype=np.int64))
+        if len(words) == 1:  # NEAR of one phrase: the papers containing it (the salient ones among them)
+            return np.intersect1d(among, docs_with(atlas, words[0])).astype(np.int32)
+        if len(among) * TOGETHER_TEXT_SHARE <= len(atlas.papers) and px.can_tokenize:
+            phrases = px.tokens(words)
+            if all(phrases):
+                return together.using_together(atlas, phrases, among, NEAR_TOKENS)
     phrases = " ".join(quoted(w) for w in words)
     salient = " AND ".join("{title keyphrases tldr}: " + quoted(w) for w in words)
     rowids: list[int] = []
     for expr in (f"NEAR({phrases}, {NEAR_TOKENS})", salient):
         rowids.extend(r[0] for r in atlas.con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?",
                                                         (expr,)))
-    docs = postings(atlas).paper_of_rowid[np.asarray(rowids, dtype=np.int64)] if rowids else np.zeros(0, np.int32)
-    return np.unique(docs[docs >= 0]).astype(np.int32)
+    docs = px.paper_of_rowid[np.asarray(rowids, dtype=np.int64)] if rowids else np.zeros(0, np.int32)
+    out = np.unique(docs[docs >= 0]).astype(np.int32)
+    return out if among is None else np.intersect1d(out, among).astype(np.int32)
 
 
 def papers_using_together(atlas: Atlas, words: list[str]) -> frozenset[str]:
