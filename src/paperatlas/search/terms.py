@@ -114,7 +114,7 @@ def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
 NEAR_TOKENS = 12
 
 
-#: :func:`docs_using_together` reads the candidates' text (:mod:`.together`: ~50-90 µs a candidate) rather than ask
+#: :func:`docs_using_together` reads the candidates' text (:mod:`.together`: ~90 µs a candidate) rather than ask
 #: FTS5 over the whole table (whose ``NEAR`` walks the words' positions in every paper having them all: 1-3 ms at
 #: 42k papers, 15-130 ms at 1M) when there is at most one candidate per this many papers of the atlas
 TOGETHER_TEXT_SHARE = 2000

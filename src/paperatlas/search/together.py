@@ -14,8 +14,9 @@ per piece (:data:`PIECE_CACHE`). A phrase occurs where its tokens follow each ot
 test is FTS5's own search for a window (``fts5ExprNearIsMatch`` in SQLite's ``fts5_expr.c``), on positions
 ``column << 32 | offset`` as FTS5 encodes them.
 
-~20-40 µs a candidate (reading, cutting and mapping ~300 tokens), so :func:`paperatlas.search.terms
-.docs_using_together` uses it only for candidate sets small enough (:data:`MAX_CANDIDATES`).
+~90 µs a candidate once its pieces are known (reading, cutting and mapping ~300 tokens; FTS5 over the whole 42k
+atlas is 1-3 ms), so :func:`paperatlas.search.terms.docs_using_together` uses it only for few candidates
+(:data:`paperatlas.search.terms.TOGETHER_TEXT_SHARE`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ COLUMNS = ("title", "authors", "abstract", "keyphrases", "tldr")
 SALIENT = (1, 4, 5)
 #: most pieces of text whose tokens are kept (~150 bytes each); all are dropped when it is reached
 PIECE_CACHE = 2_000_000
-#: the papers text is read for per statement
+#: candidates whose text one statement reads
 READ_CHUNK = 5_000
 #: runs of characters FTS5's unicode61 tokenizer may join into tokens: anything but ASCII punctuation/space
 _PIECE = re.compile(r"[0-9A-Za-z\x80-\U0010ffff]+")
