@@ -99,10 +99,10 @@ def test_docs_using_together_among_candidates_is_the_whole_table_answer_restrict
         cand = candidates(atlas_sample, words)
         whole = set(docs_using_together(atlas_sample, words).tolist())
         assert whole == fts_together(atlas_sample, words)
-        monkeypatch.setattr(terms_mod, "TOGETHER_TEXT_SHARE", 0)  # read on the candidates' text
+        monkeypatch.setattr(terms_mod, "TOGETHER_TEXT_RATIO", 0)  # read on the candidates' text
         by_text = docs_using_together(atlas_sample, words, cand)
         assert by_text.dtype == np.int32 and list(by_text) == sorted(whole & set(cand.tolist())), words
-        monkeypatch.setattr(terms_mod, "TOGETHER_TEXT_SHARE", 10**9)  # the same through FTS5 over the whole table
+        monkeypatch.setattr(terms_mod, "TOGETHER_TEXT_RATIO", 10**9)  # the same through FTS5 over the whole table
         assert list(docs_using_together(atlas_sample, words, cand)) == list(by_text)
         checked += len(cand) > 0
     assert checked > 50

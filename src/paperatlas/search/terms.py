@@ -115,9 +115,10 @@ NEAR_TOKENS = 12
 
 
 #: :func:`docs_using_together` reads the candidates' text (:mod:`.together`: ~90 µs a candidate) rather than ask
-#: FTS5 over the whole table (whose ``NEAR`` walks the words' positions in every paper having them all: 1-3 ms at
-#: 42k papers, 15-130 ms at 1M) when there is at most one candidate per this many papers of the atlas
-TOGETHER_TEXT_SHARE = 2000
+#: FTS5 over the whole table when the candidates times this are at most the words' paper counts summed: FTS5's
+#: ``NEAR`` walks the words' papers (~1 ms + ~60 ns a paper on the 1M atlas: 1 ms for ``lottery ticket``, whose 425
+#: candidates take 31 ms on their text, 65 ms for ``certified robustness for graph models``, whose 22 take 2 ms)
+TOGETHER_TEXT_RATIO = 1500
 
 
 def docs_using_together(atlas: Atlas, words: list[str], among: np.ndarray | None = None) -> np.ndarray:
@@ -130,9 +131,9 @@ def docs_using_together(atlas: Atlas, words: list[str], among: np.ndarray | None
     of ``why do wide networks generalize`` but is not about it.
 
     With ``among``, only those papers are asked about, and the answer is the same as without it intersected with
-    them: one word is used together wherever it is used (its postings); up to one paper in
-    :data:`TOGETHER_TEXT_SHARE` of the atlas is decided on its stored text
-    (:func:`paperatlas.search.together.using_together`); more, by FTS5 over every paper.
+    them: one word is used together wherever it is used (its postings); few candidates for how common the words are
+    (:data:`TOGETHER_TEXT_RATIO`) are decided on their stored text (:func:`paperatlas.search.together
+    .using_together`); more, by FTS5 over every paper.
 
     Args:
         atlas: the atlas.
@@ -149,7 +150,8 @@ def docs_using_together(atlas: Atlas, words: list[str], among: np.ndarray | None
         among = np.unique(np.asarray(among, dtype=np.int64))
         if len(words) == 1:  # NEAR of one phrase: the papers containing it (the salient ones among them)
             return np.intersect1d(among, docs_with(atlas, words[0])).astype(np.int32)
-        if len(among) * TOGETHER_TEXT_SHARE <= len(atlas.papers) and px.can_tokenize:
+        if px.can_tokenize and \
+                len(among) * TOGETHER_TEXT_RATIO <= sum(len(docs_with(atlas, w)) for w in words):
             phrases = px.tokens(words)
             if all(phrases):
                 return together.using_together(atlas, phrases, among, NEAR_TOKENS)

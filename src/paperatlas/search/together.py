@@ -16,7 +16,7 @@ test is FTS5's own search for a window (``fts5ExprNearIsMatch`` in SQLite's ``ft
 
 ~90 µs a candidate once its pieces are known (reading, cutting and mapping ~300 tokens; FTS5 over the whole 42k
 atlas is 1-3 ms), so :func:`paperatlas.search.terms.docs_using_together` uses it only for few candidates
-(:data:`paperatlas.search.terms.TOGETHER_TEXT_SHARE`).
+(:data:`paperatlas.search.terms.TOGETHER_TEXT_RATIO`).
 """
 
 from __future__ import annotations
