@@ -106,7 +106,7 @@ def test_warm_fetches_the_frequent_terms_once_and_search_reads_them(atlas, monke
     px = postings(atlas)
     assert n > 10 and px.cached() > 0
     calls = []
-    monkeypatch.setattr(px, "_fetch", lambda text, pause: calls.append(text) or postings_mod.Posting(
+    monkeypatch.setattr(px, "_fetch", lambda text, pause, n_docs=None: calls.append(text) or postings_mod.Posting(
         np.zeros(0, np.int32), np.zeros(0)))
     px.get("learning")  # "learn" is in more than 5 of the 60 papers: warm
     assert calls == []

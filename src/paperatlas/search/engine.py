@@ -343,7 +343,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     full_mask = cover_any & (cov >= 1.0 - 1e-9)
     if terms and all(len(t.docs) for t in terms) and full_mask.any():
         together = np.zeros(n, dtype=bool)
-        together[docs_using_together(atlas, [t.word for t in terms])] = True
+        together[docs_using_together(atlas, [t.word for t in terms], np.flatnonzero(full_mask))] = True
         full_mask &= together
     else:
         full_mask[:] = False

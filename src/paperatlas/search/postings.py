@@ -45,8 +45,13 @@ PAIRS_PER_PAPER = 128
 WARM_MIN_DOCS = 1000
 #: most texts whose tokens are kept (a query word is tokenized by FTS5 once)
 TOKEN_CACHE = 100_000
-#: rowids per statement of a fetch that may pause (:func:`warm`): ~5 ms of a common word's rows each
+#: rows per statement of a fetch that may pause (:func:`warm`): ~5 ms of a common word's rows each (rowids per
+#: statement when the word's number of papers is not known)
 ROWID_RANGE = 4096
+#: ... but at most this many statements a fetch: each statement recounts the papers containing the phrase (FTS5's
+#: ``bm25()`` computes its idf so, ~50 ns a paper), so cutting ``the`` (in ~1M of 1M papers) into 4096-rowid ranges
+#: cost 245 recounts (~12 s) for ~1.5 s of rows, and the 1M server's warm-up never finished
+MAX_STATEMENTS = 16
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,10 @@ class Postings:
         #: FTS5 rowid -> index into atlas.papers (-1: no such paper)
         self.paper_of_rowid = np.full(int(rowids.max(initial=0)) + 1, -1, dtype=np.int32)
         self.paper_of_rowid[rowids] = np.fromiter((index.get(r[1], -1) for r in rows), np.int32, len(rows))
+        #: index into atlas.papers -> its FTS5 rowid (-1: not in the index)
+        self.rowid_of_paper = np.full(len(atlas.papers), -1, dtype=np.int64)
+        mapped = self.paper_of_rowid[rowids] >= 0
+        self.rowid_of_paper[self.paper_of_rowid[rowids[mapped]]] = rowids[mapped]
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         self._sql = f"SELECT rowid, bm25(papers_fts, 0, {weights}) FROM papers_fts WHERE papers_fts MATCH ?"
         self._cache: OrderedDict[tuple[str, ...], Posting] = OrderedDict()
@@ -133,6 +142,11 @@ class Postings:
             return None
         return con
 
+    @property
+    def can_tokenize(self) -> bool:
+        """Whether :meth:`tokenize` works (an FTS5 table tokenizing like ``papers_fts`` could be made)."""
+        return self._tok is not None
+
     def tokens(self, texts: list[str]) -> list[tuple[str, ...]]:
         """The FTS5 tokens of each text, as ``papers_fts`` indexes them (``"Networks"`` → ``("network",)``).
 
@@ -150,28 +164,46 @@ class Postings:
         if all(k is not None for k in got):
             return got  # type: ignore[return-value]
         new = list(dict.fromkeys(t for t, k in zip(texts, got, strict=True) if k is None))
-        out: dict[int, list[tuple[int, str]]] = {}
+        found = dict(zip(new, self.tokenize(new), strict=True))
         with self._tok_lock:
-            try:
-                self._tok.executemany("INSERT INTO tok(rowid, x) VALUES (?, ?)", list(enumerate(new, start=1)))
-                for doc, term, offset in self._tok.execute("SELECT doc, term, offset FROM tok_v"):
-                    out.setdefault(doc, []).append((offset, term))
-            finally:
-                self._tok.execute("DELETE FROM tok")
-            found = {t: tuple(term for _, term in sorted(out.get(i + 1, []))) for i, t in enumerate(new)}
             if len(known) + len(found) > TOKEN_CACHE:
                 known.clear()
             known.update(found)
         return [k if k is not None else found[t] for t, k in zip(texts, got, strict=True)]
 
+    def tokenize(self, texts: list[str]) -> list[tuple[str, ...]]:
+        """The FTS5 tokens of each text, as ``papers_fts`` indexes them; nothing kept (see :meth:`tokens`).
+
+        Args:
+            texts: strings (plain text, never query syntax).
+
+        Returns:
+            One tuple per text, its tokens in order (empty for a text without a token).
+
+        Raises:
+            RuntimeError: the atlas's tokenizer could not be made (:meth:`tokens` then keys by text instead).
+        """
+        if self._tok is None:
+            raise RuntimeError("no FTS5 tokenizer like papers_fts's")
+        out: dict[int, list[tuple[int, str]]] = {}
+        with self._tok_lock:
+            try:
+                self._tok.executemany("INSERT INTO tok(rowid, x) VALUES (?, ?)", list(enumerate(texts, start=1)))
+                for doc, term, offset in self._tok.execute("SELECT doc, term, offset FROM tok_v"):
+                    out.setdefault(doc, []).append((offset, term))
+            finally:
+                self._tok.execute("DELETE FROM tok")
+        return [tuple(term for _, term in sorted(out.get(i + 1, []))) for i in range(len(texts))]
+
     def get(self, text: str, key: tuple[str, ...] | None = None,
-            pause: Callable[[], None] | None = None) -> Posting:
+            pause: Callable[[], None] | None = None, n_docs: int | None = None) -> Posting:
         """The posting of the phrase ``text`` (kept; fetched from FTS5 on first use).
 
         Args:
             text: one query word or phrase as typed (``"Networks"``, ``"self-supervised"``).
             key: its tokens (:meth:`tokens`), when already known.
             pause: called between chunks of rows while fetching (lets a background warm-up give way).
+            n_docs: how many papers contain it, when known (sizes the chunks: see :meth:`_fetch`).
 
         Returns:
             The posting; empty arrays when no paper contains the phrase (or it has no token).
@@ -182,7 +214,7 @@ class Postings:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        found = self._fetch(text if key else "", pause)
+        found = self._fetch(text if key else "", pause, n_docs)
         with self._lock:
             if key not in self._cache:
                 self._cache[key] = found
@@ -192,13 +224,15 @@ class Postings:
                     self._size -= len(old.docs)
         return found
 
-    def _fetch(self, text: str, pause: Callable[[], None] | None) -> Posting:
+    def _fetch(self, text: str, pause: Callable[[], None] | None, n_docs: int | None = None) -> Posting:
         """FTS5's ``(rowid, bm25)`` of every row containing the phrase ``text``, as a :class:`Posting`.
 
-        With ``pause``, the rows are asked for in rowid ranges of :data:`ROWID_RANGE`, each a whole statement, and
-        ``pause`` is called between them: a paused fetch holds no statement open, so no read lock that would make
-        a write to the atlas (a like, a note) wait. ``bm25()`` of a range is the same float (its idf and average
-        length are the whole table's).
+        With ``pause``, the rows are asked for in rowid ranges, each a whole statement, and ``pause`` is called
+        between them: a paused fetch holds no statement open, so no read lock that would make a write to the atlas
+        (a like, a note) wait. ``bm25()`` of a range is the same float (its idf and average length are the whole
+        table's). The ranges: ``n_docs / ROWID_RANGE`` equal parts of the rowids (at least 1, at most
+        :data:`MAX_STATEMENTS`) when ``n_docs`` (the papers containing the phrase) is given, else
+        :data:`ROWID_RANGE` rowids each.
         """
         rows: list[tuple[int, float]] = []
         if text:
@@ -206,10 +240,15 @@ class Postings:
             if pause is None:
                 rows = cur.execute(self._sql, (quoted(text),)).fetchall()
             else:
-                for lo in range(0, len(self.paper_of_rowid), ROWID_RANGE):
+                span = len(self.paper_of_rowid)
+                step = ROWID_RANGE
+                if n_docs is not None:
+                    parts = min(MAX_STATEMENTS, max(1, -(-n_docs // ROWID_RANGE)))
+                    step = max(1, -(-span // parts))
+                for lo in range(0, span, step):
                     pause()
                     rows += cur.execute(self._sql + " AND rowid >= ? AND rowid < ?",
-                                        (quoted(text), lo, lo + ROWID_RANGE)).fetchall()
+                                        (quoted(text), lo, lo + step)).fetchall()
         if not rows:
             return Posting(np.zeros(0, np.int32), np.zeros(0, np.float64))
         docs = self.paper_of_rowid[np.fromiter((r[0] for r in rows), np.int64, len(rows))]
@@ -332,11 +371,11 @@ def warm(atlas: Atlas, pause: Callable[[], None] | None = None, min_docs: int = 
                 surface[k[0]] = w
                 missing.discard(k[0])
     done = 0
-    for s, _ in stems:
+    for s, n_docs in stems:
         if s in missing:
             continue
         if px.cached() >= px.budget:
             break
-        px.get(surface[s], (s,), pause)
+        px.get(surface[s], (s,), pause, n_docs)
         done += 1
     return done

@@ -23,6 +23,7 @@ import numpy as np
 from ..store import Atlas
 from ..text import word_tokens
 from ..vocab import STOP
+from . import together
 from .postings import postings, quoted
 
 #: FTS5 operators, never searched as words
@@ -113,7 +114,14 @@ def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
 NEAR_TOKENS = 12
 
 
-def docs_using_together(atlas: Atlas, words: list[str]) -> np.ndarray:
+#: :func:`docs_using_together` reads the candidates' text (:mod:`.together`: ~90 µs a candidate) rather than ask
+#: FTS5 over the whole table when the candidates times this are at most the words' paper counts summed: FTS5's
+#: ``NEAR`` walks the words' papers (~1 ms + ~60 ns a paper on the 1M atlas: 1 ms for ``lottery ticket``, whose 425
+#: candidates take 31 ms on their text, 65 ms for ``certified robustness for graph models``, whose 22 take 2 ms)
+TOGETHER_TEXT_RATIO = 1500
+
+
+def docs_using_together(atlas: Atlas, words: list[str], among: np.ndarray | None = None) -> np.ndarray:
     """Indices into ``atlas.papers`` of the papers that use all ``words`` together.
 
     Together: every word in the title, keyphrases or TL;DR, or all of them within :data:`NEAR_TOKENS` tokens of
@@ -122,23 +130,40 @@ def docs_using_together(atlas: Atlas, words: list[str]) -> np.ndarray:
     A paper whose abstract says "wide" in one sentence and "generalize" five sentences later mentions the words
     of ``why do wide networks generalize`` but is not about it.
 
+    With ``among``, only those papers are asked about, and the answer is the same as without it intersected with
+    them: one word is used together wherever it is used (its postings); few candidates for how common the words are
+    (:data:`TOGETHER_TEXT_RATIO`) are decided on their stored text (:func:`paperatlas.search.together
+    .using_together`); more, by FTS5 over every paper.
+
     Args:
         atlas: the atlas.
         words: the query's words (at least one).
+        among: ``(m,)`` int, indices into ``atlas.papers`` (any order, repeats allowed), or None for all papers.
 
     Returns:
         ``(n,)`` int32, sorted, no repeats (empty for no words).
     """
     if not words:
         return np.zeros(0, dtype=np.int32)
+    px = postings(atlas)
+    if among is not None:
+        among = np.unique(np.asarray(among, dtype=np.int64))
+        if len(words) == 1:  # NEAR of one phrase: the papers containing it (the salient ones among them)
+            return np.intersect1d(among, docs_with(atlas, words[0])).astype(np.int32)
+        if px.can_tokenize and \
+                len(among) * TOGETHER_TEXT_RATIO <= sum(len(docs_with(atlas, w)) for w in words):
+            phrases = px.tokens(words)
+            if all(phrases):
+                return together.using_together(atlas, phrases, among, NEAR_TOKENS)
     phrases = " ".join(quoted(w) for w in words)
     salient = " AND ".join("{title keyphrases tldr}: " + quoted(w) for w in words)
     rowids: list[int] = []
     for expr in (f"NEAR({phrases}, {NEAR_TOKENS})", salient):
         rowids.extend(r[0] for r in atlas.con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?",
                                                         (expr,)))
-    docs = postings(atlas).paper_of_rowid[np.asarray(rowids, dtype=np.int64)] if rowids else np.zeros(0, np.int32)
-    return np.unique(docs[docs >= 0]).astype(np.int32)
+    docs = px.paper_of_rowid[np.asarray(rowids, dtype=np.int64)] if rowids else np.zeros(0, np.int32)
+    out = np.unique(docs[docs >= 0]).astype(np.int32)
+    return out if among is None else np.intersect1d(out, among).astype(np.int32)
 
 
 def papers_using_together(atlas: Atlas, words: list[str]) -> frozenset[str]:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from flask import Flask, abort, jsonify, render_template, request, url_for
 
 from ..cite import out_links
@@ -207,9 +208,10 @@ def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters, links: 
     def steps(key: str, title: str, param: str, xs: list, bounds, current, fmt: str, note: str = "",
               at_most: bool = False) -> None:
         have = [x for x in xs if x is not None]
+        arr = np.asarray(have, dtype=np.float64)  # exact for these numbers (ints far below 2**53); NaN counts nowhere
         vals = []
         for b in bounds:
-            n = sum(x <= b for x in have) if at_most else sum(x >= b for x in have)
+            n = int((arr <= b).sum()) if at_most else int((arr >= b).sum())
             on = current is not None and float(current) == float(b)
             if n or on:
                 vals.append(value(param, fmt.format(b), f"{b:g}", n, on))

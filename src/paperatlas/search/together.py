@@ -1,0 +1,189 @@
+"""Which of some candidate papers use a query's words together, decided on their stored text in Python.
+
+The same answer as FTS5's ``NEAR("w1" "w2" ..., N)`` or ``{title keyphrases tldr}: "w1" AND ...`` over
+``papers_fts`` (:func:`paperatlas.search.terms.docs_using_together`), for the given rows only. SQLite cannot
+restrict those queries to a few rows cheaply (a ``MATCH`` with ``rowid IN (...)`` is evaluated once per rowid), and
+over the whole table a ``NEAR`` of common words walks their position lists in every paper having them all: at 1M
+papers 10-130 ms a query even when two dozen papers are candidates.
+
+**Exact.** Each candidate's five indexed columns are read from ``papers_fts`` (its stored text, not the
+``Paper``) and tokenized as FTS5 does: the text is cut at ASCII characters other than letters and digits (the
+``unicode61`` tokenizer separates tokens there and nowhere else depends on them), and each piece is tokenized by
+FTS5 itself (:meth:`paperatlas.search.postings.Postings.tokenize`, porter stems: ``Networks`` → ``network``), kept
+per piece (:data:`PIECE_CACHE`). A phrase occurs where its tokens follow each other in one column; the ``NEAR``
+test is FTS5's own search for a window (``fts5ExprNearIsMatch`` in SQLite's ``fts5_expr.c``), on positions
+``column << 32 | offset`` as FTS5 encodes them.
+
+~90 µs a candidate once its pieces are known (reading, cutting and mapping ~300 tokens; FTS5 over the whole 42k
+atlas is 1-3 ms), so :func:`paperatlas.search.terms.docs_using_together` uses it only for few candidates
+(:data:`paperatlas.search.terms.TOGETHER_TEXT_RATIO`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from itertools import chain, compress, count
+
+import numpy as np
+
+from ..store import Atlas
+from .postings import postings
+
+#: ``papers_fts``'s indexed columns, FTS5 columns 1 to 5 (column 0, ``paper_id``, is not indexed)
+COLUMNS = ("title", "authors", "abstract", "keyphrases", "tldr")
+#: the columns where each word alone makes a paper use the words together (FTS5 column numbers)
+SALIENT = (1, 4, 5)
+#: most pieces of text whose tokens are kept (~150 bytes each); all are dropped when it is reached
+PIECE_CACHE = 2_000_000
+#: candidates whose text one statement reads
+READ_CHUNK = 5_000
+#: runs of characters FTS5's unicode61 tokenizer may join into tokens: anything but ASCII punctuation/space
+_PIECE = re.compile(r"[0-9A-Za-z\x80-\U0010ffff]+")
+
+
+class Tokens:
+    """Piece of text → its FTS5 tokens, asked of FTS5 once per piece (thread-safe). Use :func:`tokens_of`.
+
+    Args:
+        atlas: the atlas (its postings' tokenizer is used).
+    """
+
+    def __init__(self, atlas: Atlas):
+        self._px = postings(atlas)
+        self._known: dict[str, tuple[str, ...]] = {}
+        self._lock = threading.Lock()
+
+    def learn(self, pieces: set[str]) -> dict[str, tuple[str, ...]]:
+        """Make sure every piece's tokens are known; return the mapping to read them from.
+
+        Args:
+            pieces: pieces of text (:data:`_PIECE` matches).
+
+        Returns:
+            A dict holding at least every piece of ``pieces`` (do not modify it).
+        """
+        with self._lock:
+            known = self._known
+            new = [p for p in pieces if p not in known]
+            if not new:
+                return known
+            found = dict(zip(new, self._px.tokenize(new), strict=True))
+            if len(known) + len(found) > PIECE_CACHE:  # start again with what this call needs
+                known = {p: known[p] for p in pieces if p in known}
+                self._known = known
+            known.update(found)  # a dict handed out is never emptied: replaced instead
+            return known
+
+
+def tokens_of(atlas: Atlas) -> Tokens:
+    """The :class:`Tokens` kept with ``atlas``."""
+    return atlas.derived("text piece tokens", lambda: Tokens(atlas))
+
+
+def near_match(starts: list[list[int]], lengths: list[int], near: int) -> bool:
+    """Whether one occurrence of each phrase lies within ``near`` tokens of the others: FTS5's ``NEAR`` test.
+
+    A transcription of the window search of ``fts5ExprNearIsMatch`` (SQLite ``fts5_expr.c``): the occurrences
+    ``p_i`` match when, for ``m`` the last of them, ``m - lengths[i] - near <= p_i <= m`` for every phrase.
+
+    Args:
+        starts: per phrase, its start positions, ascending (``column << 32 | offset``).
+        lengths: per phrase, its number of tokens (≥ 1).
+        near: the ``NEAR`` distance (tokens).
+
+    Returns:
+        True when such occurrences exist (False when a phrase has none).
+    """
+    if any(not s for s in starts):
+        return False
+    at = [0] * len(starts)
+    top = starts[0][0]
+    while True:
+        matched = True
+        for i, pos in enumerate(starts):
+            low = top - lengths[i] - near
+            p = pos[at[i]]
+            if p < low or p > top:
+                matched = False
+                while p < low:
+                    at[i] += 1
+                    if at[i] == len(pos):
+                        return False
+                    p = pos[at[i]]
+                if p > top:
+                    top = p
+        if matched:
+            return True
+
+
+def _phrase_starts(hits: dict[str, list[int]], phrase: tuple[str, ...], base: int) -> list[int]:
+    """Start positions (``base + offset``) where the tokens of ``phrase`` follow each other, from ``hits``."""
+    first = hits.get(phrase[0], ())
+    if len(phrase) == 1:
+        return [base + p for p in first]
+    rest = [set(hits.get(t, ())) for t in phrase[1:]]
+    return [base + p for p in first if all(p + j in s for j, s in enumerate(rest, start=1))]
+
+
+def using_together(atlas: Atlas, phrases: list[tuple[str, ...]], docs: np.ndarray, near: int) -> np.ndarray:
+    """The papers of ``docs`` whose stored text uses all ``phrases`` together.
+
+    Together: each phrase in the title, keyphrases or TL;DR (any of them: FTS5 ``{title keyphrases tldr}: "w1"
+    AND ...``), or one occurrence of each within ``near`` tokens (FTS5 ``NEAR(... , near)``, any one column).
+
+    Args:
+        atlas: the atlas.
+        phrases: the FTS5 tokens of each query word (:meth:`paperatlas.search.postings.Postings.tokens`), each
+            non-empty.
+        docs: ``(n,)`` int, indices into ``atlas.papers``.
+        near: the ``NEAR`` distance, tokens.
+
+    Returns:
+        ``(m,)`` int32, sorted, no repeats: the papers of ``docs`` that pass (a paper without FTS5 row never does).
+    """
+    px = postings(atlas)
+    docs = np.unique(np.asarray(docs, dtype=np.int64))
+    rowids = px.rowid_of_paper[docs]
+    rowids = rowids[rowids >= 0]
+    if not len(rowids) or not phrases:
+        return np.zeros(0, dtype=np.int32)
+    wanted = frozenset(chain.from_iterable(phrases))
+    lengths = [len(p) for p in phrases]
+    cur = px.con.cursor()
+    cur.row_factory = None
+    sql = (f"SELECT rowid, {', '.join(COLUMNS)} FROM papers_fts "
+           "WHERE rowid IN (SELECT value FROM json_each(?))")
+    tok = tokens_of(atlas)
+    known = tok.learn(set())
+    passed: list[int] = []
+    for lo in range(0, len(rowids), READ_CHUNK):
+        rows = cur.execute(sql, (json.dumps(rowids[lo:lo + READ_CHUNK].tolist()),)).fetchall()
+        for rowid, *texts in rows:
+            spread: list[list[int]] = [[] for _ in phrases]
+            salient = [False] * len(phrases)
+            for col, text in enumerate(texts, start=1):
+                if not text:
+                    continue
+                pieces = _PIECE.findall(text)
+                try:
+                    terms = list(chain.from_iterable(map(known.__getitem__, pieces)))
+                except KeyError:  # a piece not seen yet
+                    known = tok.learn(set(pieces))
+                    terms = list(chain.from_iterable(map(known.__getitem__, pieces)))
+                at = list(compress(count(), map(wanted.__contains__, terms)))
+                if not at:
+                    continue
+                hits: dict[str, list[int]] = {}
+                for i in at:
+                    hits.setdefault(terms[i], []).append(i)
+                for k, phrase in enumerate(phrases):
+                    s = _phrase_starts(hits, phrase, col << 32)
+                    if s:
+                        spread[k].extend(s)
+                        salient[k] = salient[k] or col in SALIENT
+            if all(salient) or near_match(spread, lengths, near):
+                passed.append(rowid)
+    out = px.paper_of_rowid[np.asarray(passed, dtype=np.int64)] if passed else np.zeros(0, np.int32)
+    return np.unique(out[out >= 0]).astype(np.int32)
