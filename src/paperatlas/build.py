@@ -12,7 +12,6 @@ run one at a time (:mod:`paperatlas.store.lock`).
 from __future__ import annotations
 
 import hashlib
-import resource
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,14 +28,14 @@ from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
 from .enrich.lexical import lexical_text
 from .enrich.tldr import METHOD as TLDR_METHOD
-from .enrich.topics import MAX_NEW_SHARE, TopicModel, update_topics
-from .memory import trim_heap
+from .enrich.topics import MAX_NEW_SHARE, update_topics
+from .memory import peak_rss_mib, trim_heap
 from .model import AUTHOR_TLDR, Paper
 from .search.neighbours import STORED as NEIGHBOURS
 from .search.neighbours import build_index_blob
 from .sources.merge import merge_papers
 from .store import sqlite as store
-from .store.enrichment import previous_enrichment, write_label_terms
+from .store.enrichment import PreviousBuild, previous_build, previous_enrichment
 from .store.history import record_build
 from .store.lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .store.resume import ResumeCache
@@ -212,10 +211,6 @@ def _updated_keyphrase_stats(con, papers: list[Paper], text_hashes: list[str], p
 EMBED_IN_CHILD_MIN_PAPERS = 5_000
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 class _StageClock:
     """``stage(name)`` adds the wall time since the last call to the report's ``name`` stage (and its peak RSS)."""
 
@@ -226,37 +221,12 @@ class _StageClock:
     def __call__(self, name: str) -> None:
         now = time.perf_counter()
         self.report.stage_seconds[name] = self.report.stage_seconds.get(name, 0.0) + now - self.last
-        self.report.peak_rss_by_stage[name] = _peak_rss_mib()
+        self.report.peak_rss_by_stage[name] = peak_rss_mib()
         self.last = now
 
     def reset(self) -> None:
         """Start the next stage now (the time since the last call was counted elsewhere)."""
         self.last = time.perf_counter()
-
-
-@dataclass
-class _Prepared:
-    """What the stages after the per-paper work need and can have before the vectors are in (:func:`_prepare`)."""
-
-    topic_model: TopicModel | None  #: the last build's topic model (None: none, or not usable)
-    placement: dict[str, tuple[int | None, float | None, float | None, bool]]  #: id -> (topic, x, y, same text)
-    topics: dict  #: the last build's topics by id
-    keyphrase_stats: bytes  #: the keyphrase statistics to store (:func:`keyphrase_stats.dumps`)
-
-
-def _prepare(con, kx: KeyphraseExtractor, papers: list[Paper], text_hashes: list[str],
-             label_terms: list[list[str]], hashes_by_id: dict[str, str], model_name: str) -> _Prepared:
-    """Read the last build's topics and placement, store the label terms, serialise the keyphrase statistics.
-
-    None of it needs the vectors, so a build whose embedding runs in a child process does it while the child is
-    still embedding (when the engine yields a result marked ``waiting``); otherwise right after the per-paper work.
-    """
-    write_label_terms(con, [(p.id, th, kx.method, t) for p, th, t in zip(papers, text_hashes, label_terms,
-                                                                         strict=True)])
-    return _Prepared(topic_model=TopicModel.loads(store.read_model(con, "topics"), model_name),
-                     placement={pid: (t, x, y, h == hashes_by_id.get(pid))
-                                for pid, (t, x, y, h) in store.previous_placement(con).items()},
-                     topics=store.previous_topics(con), keyphrase_stats=keyphrase_stats.dumps(kx))
 
 
 def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[str | None] | None = None,
@@ -414,11 +384,11 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         del prev
         what = "embedding, keyphrases, TL;DRs" if todo else "keyphrases, TL;DRs"
         loop_start = time.perf_counter()
-        prepared: _Prepared | None = None
+        prepared: PreviousBuild | None = None
         for res in engine.run(items, kx, progress=progress(what, len(items))):
             if res.waiting and prepared is None:  # only the embedding child is busy: do what needs no vectors
                 t = time.perf_counter()
-                prepared = _prepare(con, kx, papers, text_hashes, label_terms, hashes_by_id, model_name)
+                prepared = previous_build(con, kx, papers, text_hashes, label_terms, hashes_by_id, model_name)
                 report.stage_seconds["prepare (while embedding)"] = time.perf_counter() - t
             if res.embedded:
                 vectors[res.embedded] = res.vectors
@@ -444,11 +414,11 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
             stage.reset()
         else:
             stage(f"per-paper ({engine.name})")
-        report.peak_rss_by_stage["per-paper"] = _peak_rss_mib()
+        report.peak_rss_by_stage["per-paper"] = peak_rss_mib()
         trim_heap()
         store.write_embeddings(con, model_name, [p.id for p in papers], hashes, vectors, unchanged=stored)
         if prepared is None:
-            prepared = _prepare(con, kx, papers, text_hashes, label_terms, hashes_by_id, model_name)
+            prepared = previous_build(con, kx, papers, text_hashes, label_terms, hashes_by_id, model_name)
         stage("write-embeddings")
         if tldr_backend is not None:  # a generative TL;DR: here, one paper at a time
             from .llm.tldr import generate_tldr
@@ -542,5 +512,5 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
     stage("write")
     if resume is not None:  # the atlas now holds every vector: nothing to resume
         resume.discard()
-    report.peak_rss_mib = _peak_rss_mib()
+    report.peak_rss_mib = peak_rss_mib()
     return report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import resource
 
 
 def trim_heap() -> None:
@@ -18,3 +19,8 @@ def trim_heap() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (``getrusage`` ``ru_maxrss``, KiB on Linux), in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

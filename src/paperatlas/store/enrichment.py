@@ -11,6 +11,10 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from ..enrich import keyphrase_stats
+from ..enrich.topics import TopicModel
+from .sqlite import previous_placement, previous_topics, read_model
+
 
 @dataclass
 class PreviousEnrichment:
@@ -71,3 +75,47 @@ def write_label_terms(con: sqlite3.Connection, rows: list[tuple[str, str, str, l
     con.execute("DELETE FROM paper_terms")
     con.executemany("INSERT INTO paper_terms VALUES (?, ?, ?, ?)",
                     [(pid, h, m, json.dumps(t, ensure_ascii=False)) for pid, h, m, t in rows])
+
+
+@dataclass
+class PreviousBuild:
+    """What a build's stages after the per-paper work need and can have before its vectors are in.
+
+    Attributes:
+        topic_model: the last build's topic model (None: there is none, or it is not usable with ``model_name``).
+        placement: paper id -> (topic id, x, y, same embedded text as now).
+        topics: the last build's topics by id.
+        keyphrase_stats: the keyphrase statistics to store (:func:`paperatlas.enrich.keyphrase_stats.dumps`).
+    """
+
+    topic_model: TopicModel | None
+    placement: dict[str, tuple[int | None, float | None, float | None, bool]]
+    topics: dict
+    keyphrase_stats: bytes
+
+
+def previous_build(con: sqlite3.Connection, kx, papers: list, text_hashes: list[str], label_terms: list[list[str]],
+                   hashes_by_id: dict[str, str], model_name: str) -> PreviousBuild:
+    """Read the last build's topics and placement, store the label terms, serialise the keyphrase statistics.
+
+    None of it needs the vectors, so a build whose embedding runs in a child process does it while the child is
+    still embedding (when the engine yields a result marked ``waiting``); otherwise right after the per-paper work.
+
+    Args:
+        con: the build's connection (its copy of the atlas).
+        kx: the fitted :class:`paperatlas.enrich.keyphrases.KeyphraseExtractor`.
+        papers: the build's papers.
+        text_hashes: per paper, the hash of the text its keyphrases were made from.
+        label_terms: per paper, its label terms.
+        hashes_by_id: paper id -> hash of its embedded text (:func:`paperatlas.build.content_hash`).
+        model_name: the embedding model's name (a topic model of another one is not used).
+
+    Returns:
+        The :class:`PreviousBuild`.
+    """
+    write_label_terms(con, [(p.id, th, kx.method, t) for p, th, t in zip(papers, text_hashes, label_terms,
+                                                                         strict=True)])
+    return PreviousBuild(topic_model=TopicModel.loads(read_model(con, "topics"), model_name),
+                         placement={pid: (t, x, y, h == hashes_by_id.get(pid))
+                                    for pid, (t, x, y, h) in previous_placement(con).items()},
+                         topics=previous_topics(con), keyphrase_stats=keyphrase_stats.dumps(kx))

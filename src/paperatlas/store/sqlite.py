@@ -25,6 +25,7 @@ import numpy as np
 
 from ..model import Paper, Topic
 from .connection import AtlasNotFound, MalformedAtlas, connect
+from .embeddings import _vector, cached_embeddings, stored_paper_count, write_embeddings
 from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .lock import build_lock
 from .migrations import LATEST, migrate
@@ -45,8 +46,8 @@ SCHEMA_VERSION = LATEST
 
 __all__ = ["AtlasNotFound", "Atlas", "atomic_rebuild", "connect", "row_to_paper", "SCHEMA_VERSION", "write_papers",
            "paper_texts", "write_topics", "read_model", "write_model", "write_model_from", "previous_placement",
-           "previous_topics", "cached_embeddings", "write_embeddings", "set_meta", "EDIT_METHOD", "EDITABLE_FIELDS",
-           "USER_TABLES", "apply_overrides", "get_overrides", "relink_user_rows"]
+           "previous_topics", "cached_embeddings", "write_embeddings", "stored_paper_count", "set_meta",
+           "EDIT_METHOD", "EDITABLE_FIELDS", "USER_TABLES", "apply_overrides", "get_overrides", "relink_user_rows"]
 
 
 @contextlib.contextmanager
@@ -297,98 +298,6 @@ def _row_to_topic(r: sqlite3.Row) -> Topic:
     return Topic(id=r["id"], label=str(r["label"] or ""), size=r["size"] or 0, keyphrases=kps,
                  parent_id=r["parent_id"], x=r["x"] or 0.0, y=r["y"] or 0.0, method=r["method"] or "",
                  level=r["level"] if "level" in cols and r["level"] is not None else 1)
-
-
-def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[str, np.ndarray]]:
-    """The stored embeddings made by one model.
-
-    Args:
-        con: A connection to the atlas.
-        model: The embedding model's name.
-
-    Returns:
-        ``paper_id -> (content_hash, vector)``, each vector of shape ``(dim,)``, float32. A stored vector that is
-        not a whole number of finite float32 values is left out (the build embeds that paper again).
-    """
-    out = {}
-    for row in con.execute("SELECT paper_id, content_hash, vector FROM embeddings WHERE model = ?", (model,)):
-        vec = _vector(row[2])
-        if vec is not None:
-            out[row[0]] = (row[1], vec)
-    return out
-
-
-def _vector(blob) -> np.ndarray | None:
-    """A stored embedding as ``(dim,)`` float32, or None unless the blob is finite float32 of norm at most 1e6.
-
-    Embeddings are unit vectors; the bound keeps later float32 arithmetic from overflowing (and warning).
-    """
-    if not isinstance(blob, bytes) or not blob or len(blob) % 4:
-        return None
-    vec = np.frombuffer(blob, dtype=np.float32)
-    v64 = vec.astype(np.float64)  # no overflow, no warning: squares of float32 fit
-    sq = float(v64 @ v64)
-    return vec if sq == sq and sq <= 1e12 else None
-
-
-def write_embeddings(con: sqlite3.Connection, model: str, ids: list[str], hashes: list[str],
-                     vectors: np.ndarray, unchanged: set[str] | frozenset[str] = frozenset()) -> None:
-    """Make the stored embeddings exactly ``ids``' vectors.
-
-    Rows of papers in ``unchanged`` (their stored row holds this model's vector of this text, as
-    :func:`cached_embeddings` read it) stay as they are; the others are written and the rows of papers not in
-    ``ids`` deleted. So adding 1,000 papers to 42,000 writes 1,000 rows, not 43,000.
-
-    Args:
-        con: A writable connection (a build's copy).
-        model: The embedding model's name.
-        ids: The papers' ids, one per row of ``vectors``.
-        hashes: The hash of each paper's embedded text, one per row.
-        vectors: Shape ``(len(ids), dim)``, stored as float32.
-        unchanged: Ids whose stored row is already this vector (default: none, every row is written).
-
-    Raises:
-        ValueError: ``ids``, ``hashes`` and ``vectors`` differ in length.
-    """
-    if not (len(ids) == len(hashes) == len(vectors)):
-        raise ValueError(f"{len(ids)} ids, {len(hashes)} hashes and {len(vectors)} vectors: one each per paper")
-    stored = [r[0] for r in con.execute("SELECT paper_id FROM embeddings")] if unchanged else None
-    if stored is None:
-        con.execute("DELETE FROM embeddings")
-    else:
-        wanted = set(ids)
-        con.executemany("DELETE FROM embeddings WHERE paper_id = ?",
-                        [(pid,) for pid in stored if pid not in wanted or pid not in unchanged])
-    con.executemany(
-        "INSERT INTO embeddings (paper_id, model, content_hash, vector) VALUES (?, ?, ?, ?)",
-        [(i, model, h, np.asarray(v, dtype=np.float32).tobytes())
-         for i, h, v in zip(ids, hashes, vectors, strict=True) if i not in unchanged],
-    )
-
-
-def stored_paper_count(path: str | Path) -> int:
-    """How many papers the atlas at ``path`` holds now, read without a lock and without changing anything.
-
-    A build asks before reading its listings, to start the embedding child of a large atlas early.
-
-    Args:
-        path: The atlas file.
-
-    Returns:
-        The number of rows of ``papers``; 0 when there is no atlas there or it cannot be read (the build then
-        says why, under its lock).
-    """
-    path = Path(path)
-    if not path.is_file():
-        return 0
-    try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM papers").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
 
 
 def set_meta(con: sqlite3.Connection, **values) -> None:
