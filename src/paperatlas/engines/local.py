@@ -6,6 +6,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 
@@ -13,6 +14,15 @@ from ..enrich.embed import Embedder, get_embedder
 from ..enrich.keyphrases import KeyphraseExtractor
 from .embed_child import LOW_HEAP_MIN_TEXTS, ChildEmbedder
 from .work import WorkItem, WorkResult, annotate_batch, embed_texts, enrich_batch
+
+
+class _Ahead(NamedTuple):
+    """What :meth:`LocalEngine.embed_ahead` handed the child, for :meth:`LocalEngine.run` to collect."""
+
+    items: list[WorkItem]  #: the papers it was asked for (run must get this very list)
+    batches: list[list[WorkItem]]  #: run's batches of them
+    pool: ThreadPoolExecutor  #: the one thread that talks to the child
+    pending: deque[tuple[list[WorkItem], Future]]  #: embedding batches and their vectors to come, in order
 
 
 class LocalEngine:
@@ -47,8 +57,7 @@ class LocalEngine:
         self.embedder = embedder
         self.embed_in_child = embed_in_child
         self._child: ChildEmbedder | None = None
-        #: what :meth:`embed_ahead` handed the child: (items, batches, pool, pending batches and their futures)
-        self._ahead: tuple | None = None
+        self._ahead: _Ahead | None = None
 
     def start_embedder(self) -> None:
         """Start the embedding child now, so its model loads while the caller does other work (idempotent).
@@ -62,7 +71,7 @@ class LocalEngine:
     def close(self) -> None:
         """End the embedding child if one is running, and forget what it was given (idempotent)."""
         if self._ahead is not None:
-            self._ahead[2].shutdown(wait=False, cancel_futures=True)
+            self._ahead.pool.shutdown(wait=False, cancel_futures=True)
             self._ahead = None
         if self._child is not None:
             self._child.close()
@@ -94,7 +103,7 @@ class LocalEngine:
         pending: deque[tuple[list[WorkItem], Future]] = deque(
             (batch, pool.submit(self._child.encode, embed_texts(batch)))
             for batch in batches if any(it.embed for it in batch))
-        self._ahead = (items, batches, pool, pending)
+        self._ahead = _Ahead(items, batches, pool, pending)
 
     def run(self, items: list[WorkItem], kx: KeyphraseExtractor,
             progress: Callable[[int], None] | None = None) -> Iterator[WorkResult]:
@@ -115,16 +124,13 @@ class LocalEngine:
             paperatlas.enrich.embed.EmbedderUnavailable: a paper needs embedding and the model is not installed.
             RuntimeError: the embedding child process died (``embed_in_child``).
         """
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead[0] is not items:  # embedded ahead for other papers: not these vectors
-            ahead[2].shutdown(wait=False, cancel_futures=True)
+        if self._ahead is not None and self._ahead.items is not items:  # embedded ahead for other papers
             self.close()
-            ahead = None
-        if ahead is None:
+        if self._ahead is None:
             self.embed_ahead(items)
-            ahead, self._ahead = self._ahead, None
+        ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            yield from self._run_with_child(ahead[1], ahead[2], ahead[3], kx, progress)
+            yield from self._run_with_child(ahead, kx, progress)
             return
         self.close()  # nothing to embed after all: a child started early is not needed
         n_embed = sum(it.embed for it in items)
@@ -137,10 +143,10 @@ class LocalEngine:
                 progress(len(batch))
             yield res
 
-    def _run_with_child(self, batches: list[list[WorkItem]], pool: ThreadPoolExecutor,
-                        pending: deque[tuple[list[WorkItem], Future]], kx: KeyphraseExtractor,
+    def _run_with_child(self, ahead: _Ahead, kx: KeyphraseExtractor,
                         progress: Callable[[int], None] | None) -> Iterator[WorkResult]:
-        """This thread annotates every batch while the child embeds ``pending`` (handed to ``pool``'s thread)."""
+        """This thread annotates every batch while the child embeds ``ahead.pending`` (in ``ahead.pool``'s thread)."""
+        batches, pool, pending = ahead.batches, ahead.pool, ahead.pending
         finished = False
         try:
             def vectors(wait: bool) -> Iterator[WorkResult]:
