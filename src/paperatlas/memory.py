@@ -1,4 +1,4 @@
-"""Handing freed memory back to the OS between the big steps of a build (glibc ``malloc_trim``)."""
+"""The process's memory: freed heap handed back to the OS (glibc ``malloc_trim``, ``mallopt``), its peak RSS."""
 
 from __future__ import annotations
 
@@ -24,3 +24,22 @@ def trim_heap() -> None:
 def peak_rss_mib() -> float:
     """Peak resident memory of this process so far (``getrusage`` ``ru_maxrss``, KiB on Linux), in MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+#: glibc's ``mallopt`` parameter number of ``M_MMAP_THRESHOLD`` (``malloc.h``)
+_M_MMAP_THRESHOLD = -3
+
+
+def set_mmap_threshold(n_bytes: int) -> None:
+    """Map every allocation of ``n_bytes`` or more on its own (glibc ``mallopt(M_MMAP_THRESHOLD)``; a no-op elsewhere).
+
+    Freed, such a block goes back to the OS at once instead of staying in a heap that later, differently shaped
+    allocations fragment; the price is more page faults (system time).
+
+    Args:
+        n_bytes: the threshold, bytes.
+    """
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, n_bytes)
+    except (OSError, AttributeError):  # not glibc
+        pass

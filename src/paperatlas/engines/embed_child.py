@@ -30,7 +30,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..enrich.embed import EmbedderUnavailable, MiniLMEmbedder
-from ..memory import trim_heap
+from ..memory import set_mmap_threshold, trim_heap
 
 #: first byte of a message from the child: R(eady) + precision, V(ectors) + float32 rows, E(rror) + JSON
 _READY, _VECTORS, _ERROR = b"R", b"V", b"E"
@@ -51,26 +51,6 @@ def _receive(fh: BinaryIO) -> bytes:
     if len(payload) < struct.unpack("<Q", head)[0]:
         raise EOFError
     return payload
-
-
-#: glibc's ``mallopt`` parameter number of ``M_MMAP_THRESHOLD`` (``malloc.h``)
-_M_MMAP_THRESHOLD = -3
-
-
-def _set_mmap_threshold(n_bytes: int) -> None:
-    """Map every allocation of ``n_bytes`` or more on its own (glibc ``mallopt(M_MMAP_THRESHOLD)``; a no-op elsewhere).
-
-    Freed, such a block goes back to the OS at once instead of staying in a heap that the next batch's different
-    shapes fragment: over thousands of papers the child's peak stays ~200 MiB lower (898 -> 702 MiB over 768
-    abstracts), for more page faults (1,034 abstracts: 24 -> 29 s, system time 5 -> 16 s), so it is asked for only
-    by a long embedding (:data:`LOW_HEAP_MIN_TEXTS`).
-    """
-    import ctypes
-
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, n_bytes)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def _error(e: BaseException) -> bytes:
@@ -102,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
             os._exit(0)  # interpreter's teardown of torch (seconds on a busy machine, nothing to keep)
         if isinstance(texts, dict):  # a setting, not texts: no answer
             if texts.get("mmap_threshold"):
-                _set_mmap_threshold(int(texts["mmap_threshold"]))
+                set_mmap_threshold(int(texts["mmap_threshold"]))
             continue
         try:
             vectors = model.encode(texts)
@@ -113,8 +93,10 @@ def main(argv: list[str] | None = None) -> None:
         trim_heap()
 
 
-#: from this many texts to embed, the child maps large blocks on their own (:func:`_set_mmap_threshold`): the memory
-#: it saves matters to a long embedding, not to adding a thousand papers (where it costs ~20 % of the time)
+#: from this many texts to embed, the child maps large blocks on their own
+#: (:func:`paperatlas.memory.set_mmap_threshold`): over thousands of papers its peak stays ~200 MiB lower (898 -> 702
+#: MiB over 768 abstracts), but 1,034 abstracts take 29 s instead of 24 (system time 5 -> 16 s), so a build that adds
+#: a thousand papers does without it
 LOW_HEAP_MIN_TEXTS = 5_000
 #: the threshold asked for then, bytes (a batch's activations are larger: they are unmapped when freed)
 LOW_HEAP_MMAP_THRESHOLD = 128 * 1024
@@ -202,8 +184,8 @@ class ChildEmbedder:
     def limit_heap(self) -> None:
         """Ask the child to map large blocks on their own from now on (less memory, more page faults).
 
-        For an embedding of :data:`LOW_HEAP_MIN_TEXTS` texts or more; see :func:`_set_mmap_threshold`. Does not
-        wait for the model to load.
+        For an embedding of :data:`LOW_HEAP_MIN_TEXTS` texts or more; see
+        :func:`paperatlas.memory.set_mmap_threshold`. Does not wait for the model to load.
         """
         if self._proc is not None:
             try:
