@@ -68,6 +68,9 @@ def test_words_first_then_meaning_only_results_marked(live, page):
     n_kw = matches.index("meaning")
     assert n_kw >= 2 and set(matches[:n_kw]) <= {"keyword", "partial"} and set(matches[n_kw:]) == {"meaning"}
     assert page.locator("li.tierhead").count() == 1
+    # the divider is not a result: the first meaning match is numbered right after the last keyword match
+    assert page.get_attribute("ol.results > li.paper.meaning >> nth=0", "value") == str(n_kw + 1)
+    assert page.locator("ol.results > li.paper[value]").count() == 1
     assert page.locator("li.paper.meaning .matchnote").first.inner_text() == "related in meaning"
     # a filter that removes every paper with the words says so instead of listing unrelated ones
     page.goto(base + "/?q=Hopfield&status=Spotlight")
