@@ -432,6 +432,7 @@ def profile(db: Path, rounds: int = 2) -> dict:
         setattr(engine, name, timed(name, getattr(engine, name)))
     search_views.search_results = timed("search_results (all of search)", search_views.search_results)
     search_views.facet_panel = timed("facet_panel", search_views.facet_panel)
+    search_views.facet_counts = timed("facet_counts", search_views.facet_counts)
     t = time.perf_counter()
     app = create_app(db)
     log(f"profile: app made in {time.perf_counter() - t:.1f} s, RSS {proc_status_mib(os.getpid(), 'VmRSS'):.0f} "

@@ -213,3 +213,24 @@ def test_api_search_gives_facets_and_counts_and_bad_values_are_400(facet_atlas):
     assert all(r["has_code"] and "Microsoft" in r["institutions"] for r in res["results"])
     for bad in ({"min_rating": "abc"}, {"min_rating": "nan"}, {"sort": "stars"}, {"min_citations": "1e3"}):
         assert client.get("/", query_string=bad).status_code == 400, bad
+
+
+def test_the_served_apps_facet_table_gives_the_same_counts_and_orders(facet_atlas):
+    """The served app counts facets and sorts from columns made by its warm-up; the answers must not change."""
+    app = create_app(facet_atlas, preload_model=False)
+    client = app.test_client()
+    asks = [{"q": "language models", "k": 60}, {"q": "language models", "sort": "rating", "k": 60},
+            {"sort": "citations", "k": 60}, {"sort": "year", "k": 60}, {"q": "translation", "status": "Poster"},
+            {"q": "reasoning", "institution": "microsoft", "sort": "rating"}, {"q": "grokking"}]
+    before = [client.get("/api/search", query_string=a).get_json() for a in asks]
+    pages = [client.get("/", query_string=a).get_data(as_text=True) for a in asks[:3]]
+    assert "facet_table" not in app.extensions["paperatlas"].state
+    table = app.extensions["paperatlas"].make_facet_table()
+    assert len(table) == 60
+    assert [client.get("/api/search", query_string=a).get_json() for a in asks] == before
+    assert [client.get("/", query_string=a).get_data(as_text=True) for a in asks[:3]] == pages
+    # and the counts are real: more than one status, ratings for the COLM half, citations, institutions
+    facets = before[2]["facets"]
+    assert len(facets["status"]) >= 2 and facets["institution"]
+    assert before[1]["results"][0]["rating_mean"] == max(r["rating_mean"] for r in before[1]["results"]
+                                                         if r["rating_mean"] is not None)

@@ -25,7 +25,7 @@ matches, unrelated neighbours of one of them below 0.5.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +35,7 @@ from ..model import Paper
 from ..store import Atlas
 from . import meaning as _meaning
 from .filters import Filters
+from .hits import MATCH_KINDS, Hit, HitList
 from .postings import bm25_scores, positions, postings, warm
 from .ranking import POOL, RRF_K, fts_phrases
 from .terms import (
@@ -60,34 +61,14 @@ PARTIAL_MIN_COSINE = 0.35
 
 
 @dataclass
-class Hit:
-    """One search result.
-
-    Attributes:
-        paper: the paper.
-        score: its fused (RRF) score within its tier; 0.0 when an empty query lists filtered papers.
-        bm25_rank: its 1-based rank in the BM25 list (None if absent).
-        semantic_rank: its 1-based rank by embedding cosine (None if not ranked).
-        match: ``"keyword"`` (contains every word of the query), ``"partial"`` (contains the words carrying at
-            least :data:`PARTIAL_MIN` of its idf), ``"meaning"`` (close in meaning only), or ``""`` when an empty
-            query lists papers.
-    """
-
-    paper: Paper
-    score: float
-    bm25_rank: int | None = None
-    semantic_rank: int | None = None
-    match: str = ""
-
-
-@dataclass
 class SearchResults:
     """Every result of a search, in order, with what a page needs to be honest about them.
 
     Attributes:
         query: the query as given.
         hits: every match in order: keyword, then partial, then meaning-only (at most :data:`POOL` of those); an
-            empty query lists every paper the filters pass.
+            empty query lists every paper the filters pass. A :class:`~paperatlas.search.hits.HitList` (arrays; a
+            :class:`Hit` made when read) as a search returns it, a ``list[Hit]`` once reordered by a caller.
         total: ``len(hits)``, the count to show.
         capped: True when meaning matches were cut at :data:`POOL`.
         n_keyword: hits whose ``match`` is ``keyword`` or ``partial``.
@@ -101,7 +82,7 @@ class SearchResults:
     """
 
     query: str
-    hits: list[Hit] = field(default_factory=list)
+    hits: Sequence[Hit] = field(default_factory=list)
     capped: bool = False
     corrected: str | None = None
     message: str = ""
@@ -115,12 +96,31 @@ class SearchResults:
     @property
     def n_keyword(self) -> int:
         """Results that use the query's words (``keyword`` or ``partial``)."""
+        if isinstance(self.hits, HitList):
+            return self.hits.n_of("keyword", "partial")
         return sum(h.match in ("keyword", "partial") for h in self.hits)
 
     @property
     def n_meaning(self) -> int:
         """Results close in meaning only."""
+        if isinstance(self.hits, HitList):
+            return self.hits.n_of("meaning")
         return sum(h.match == "meaning" for h in self.hits)
+
+    def docs(self, atlas: Atlas) -> np.ndarray:
+        """``(total,)`` int64, the position in ``atlas.papers`` of every hit, in order.
+
+        Args:
+            atlas: the atlas searched.
+
+        Returns:
+            The positions (read from the arrays of a :class:`~paperatlas.search.hits.HitList`, else looked up by
+            id).
+        """
+        if isinstance(self.hits, HitList):
+            return self.hits.docs
+        where = positions(atlas)
+        return np.fromiter((where[h.paper.id] for h in self.hits), np.int64, len(self.hits))
 
     def page(self, offset: int, size: int) -> list[Hit]:
         """Hits ``offset`` to ``offset + size`` (0-based; fewer at the end).
@@ -132,7 +132,7 @@ class SearchResults:
         Returns:
             The slice of :attr:`hits`.
         """
-        return self.hits[max(0, offset):max(0, offset) + max(0, size)]
+        return list(self.hits[max(0, offset):max(0, offset) + max(0, size)])
 
 
 @dataclass(frozen=True)
@@ -184,32 +184,27 @@ def _bm25_list(scores: np.ndarray, matched: np.ndarray, cover: np.ndarray, limit
 
 
 def _keyword_tier(atlas: Atlas, bm25: tuple[np.ndarray, np.ndarray], cover: np.ndarray, sims: np.ndarray | None,
-                  label: str) -> list[Hit]:
-    """The papers of ``cover`` (``atlas.papers`` positions) best first: RRF of their BM25 and cosine ranks."""
+                  label: str) -> HitList:
+    """The papers of ``cover`` (``atlas.papers`` positions, sorted, no repeats) best first: RRF of BM25, cosine."""
     if not len(cover):
-        return []
+        return HitList.empty(atlas.papers)
     ix = _rows(atlas)
     scores, matched = bm25
     bm = _bm25_list(scores, matched, cover, max(POOL * 5, len(cover)))
-    where = np.full(len(atlas.papers), -1, dtype=np.int64)
-    where[cover] = np.arange(len(cover))
     fused = np.zeros(len(cover), dtype=np.float64)
     brank = np.zeros(len(cover), dtype=np.int64)
     srank = np.zeros(len(cover), dtype=np.int64)
-    pos = where[bm]
+    pos = np.searchsorted(cover, bm)  # cover is sorted: a paper's place in it
     brank[pos] = np.arange(1, len(bm) + 1)
     fused[pos] += 1.0 / (RRF_K + brank[pos])
     if sims is not None:
         rows = ix.row_of[cover]
-        have = rows >= 0
-        sem = cover[have][np.lexsort((ix.id_rank[cover[have]], -sims[rows[have]]))]
-        pos = where[sem]
-        srank[pos] = np.arange(1, len(sem) + 1)
+        have = np.flatnonzero(rows >= 0)
+        pos = have[np.lexsort((ix.id_rank[cover[have]], -sims[rows[have]]))]
+        srank[pos] = np.arange(1, len(pos) + 1)
         fused[pos] += 1.0 / (RRF_K + srank[pos])
     order = np.lexsort((ix.id_rank[cover], -fused))
-    papers = atlas.papers
-    return [Hit(papers[cover[j]], float(fused[j]), int(brank[j]) or None, int(srank[j]) or None, label)
-            for j in order.tolist()]
+    return HitList(atlas.papers, cover[order], fused[order], brank[order], srank[order], label)
 
 
 def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -238,7 +233,7 @@ def _near(atlas: Atlas, feedback: list[Paper]) -> np.ndarray:
 
 
 def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.ndarray | None,
-                  ok: Callable[[Paper], bool] | None, limit: int | None = None) -> tuple[list[Hit], bool]:
+                  ok: Callable[[Paper], bool] | None, limit: int | None = None) -> tuple[HitList, bool]:
     """Papers close to the query (``sims``) or to the best keyword matches (``near``), best first.
 
     Rows where ``skip`` (``(n_rows,)`` bool) is set and papers ``ok`` refuses are left out. Returns at most
@@ -257,7 +252,8 @@ def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.nda
             if limit is not None and len(out) > limit:
                 break
     capped = limit is not None and len(out) > limit
-    return [Hit(atlas.papers[paper_of[r]], float(score[r]), None, None, "meaning") for r in out[:limit]], capped
+    rows = np.asarray(out[:limit], dtype=np.int64)
+    return HitList(atlas.papers, paper_of[rows], score[rows], match="meaning"), capped
 
 
 def _quote(s: str) -> str:
@@ -310,7 +306,7 @@ def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mod
     flt = filters or Filters()
     ok = flt.matcher(atlas) if flt.any() else None
     if not query.strip():
-        res = SearchResults(query, [Hit(p, 0.0) for p in atlas.papers if ok is None or ok(p)])
+        res = SearchResults(query, HitList(atlas.papers, _passing(atlas, np.arange(len(atlas.papers)), ok)))
     else:
         res = _query_results(atlas, query, flt, ok, mode, embed_query)
     if sort != "relevance":
@@ -352,10 +348,9 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     res = SearchResults(query, corrected=corrected, unfiltered=len(full_all))
     if mode == "semantic":
         if sims is not None:
-            kw = {atlas.papers[i].id for i in full.tolist()}
             hits, _ = _meaning_tier(atlas, sims, np.zeros_like(sims), None, ok)
-            res.hits = [Hit(h.paper, h.score, None, h.semantic_rank, "keyword" if h.paper.id in kw else "meaning")
-                        for h in hits]
+            kind = np.where(np.isin(hits.docs, full), MATCH_KINDS.index("keyword"), MATCH_KINDS.index("meaning"))
+            res.hits = HitList(atlas.papers, hits.docs, hits.score, match=kind)
         res.message = _message(terms, searched, res, flt.any(), semantic)
         return res
     bm25 = bm25_scores(atlas, fts_phrases(searched)) if cover_any.any() else (np.zeros(n), np.zeros(n, bool))

@@ -24,6 +24,7 @@ import numpy as np
 from ..store import Atlas
 from .ann import ANN_MIN_PAPERS, NeighbourIndex
 from .neighbours import neighbour_index
+from .terms import sorted_unique
 
 #: fewest rows for which the meaning tier uses the graph (below it: exact scans, the same results as ever)
 MEANING_ANN_MIN_ROWS = ANN_MIN_PAPERS
@@ -99,7 +100,7 @@ def meaning_from_graph(vectors: np.ndarray, index: NeighbourIndex, q: np.ndarray
         found = [index.search_many(q[None, :], k, threads=1, oversample=1)[0][0]]
         if unit is not None:
             found.append(index.search_many(unit[None, :].astype(np.float32), k, threads=1, oversample=1)[0][0])
-        rows = np.unique(np.concatenate(found))
+        rows = sorted_unique(np.concatenate(found))
         sims = cosines_at(vectors, q, rows)
         near = np.zeros_like(sims) if centre is None else cosines_at(vectors, centre, rows)
         hits, capped = tier(sims, near)

@@ -65,6 +65,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     ctx = WebContext(atlas)
     app = Flask(__name__)
     app.config["ATLAS"] = atlas
+    app.extensions["paperatlas"] = ctx  # the routes' shared state (tests and benchmarks reach it here)
     # host, origin and CSRF checks, headers (security.py); the map's pages need 'unsafe-eval' for Plotly's WebGL
     install(app, allowed_hosts=allowed_hosts, access_token=access_token, eval_endpoints=("index", "map_page"))
     # the map's script and stylesheet live with its Python in paperatlas.mapview (publish inlines the same files)
@@ -102,6 +103,8 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
                 if i % 50 == 0:
                     yield_to_requests()
                 ctx.facets_for(p)
+            # the facet panel's counts from columns (search_views.facet_counts)
+            ctx.make_facet_table(yield_to_requests)
             atlas_authors(atlas, yield_to_requests)
             gc.freeze()  # what is loaded now lives as long as the app: no full collection walks it again
 

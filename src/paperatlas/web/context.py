@@ -11,6 +11,7 @@ from flask import abort, request, url_for
 from ..facets import PaperFacets, facets_of
 from ..model import Paper
 from ..store import Atlas
+from .facet_table import FacetTable
 
 #: Largest ``k`` (number of results) a request may ask for.
 MAX_K = 500
@@ -24,7 +25,8 @@ class WebContext:
 
     Attributes:
         atlas: the atlas, opened read-only and loaded into memory once.
-        state: ``{"embedder": query embedder or None, "error": why it failed}``, filled by a background thread.
+        state: ``{"embedder": query embedder or None, "error": why it failed, "facet_table": the atlas's
+            :class:`~paperatlas.web.facet_table.FacetTable` once made}``, filled by a background thread.
         facet_cache: ``paper id -> PaperFacets``, computed once per paper.
     """
 
@@ -47,6 +49,22 @@ class WebContext:
         if f is None:
             f = self.facet_cache[p.id] = facets_of(p)
         return f
+
+    def make_facet_table(self, pause: Callable[[], None] | None = None) -> FacetTable:
+        """Make the facet table of every paper (``state["facet_table"]``), from which searches count facets.
+
+        ~1 µs a paper once :meth:`facets_for` has cached the paper's facets (the app's warm-up does both).
+
+        Args:
+            pause: called every few thousand papers (a warm-up waits there while requests are answered).
+
+        Returns:
+            The table, rows in ``atlas.papers`` order.
+        """
+        papers = self.atlas.papers
+        table = self.state["facet_table"] = FacetTable((self.facets_for(p) for p in papers),
+                                                       (p.year for p in papers), pause)
+        return table
 
     def embed_query(self) -> Callable[[str], object] | None:
         """``query -> (384,) float32`` when the query model is loaded, else None (searches use words only)."""

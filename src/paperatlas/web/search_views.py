@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,8 +13,10 @@ from ..cite import out_links
 from ..facets import CITATION_BUCKETS, RATING_BUCKETS, SORT_KEYS, PaperFacets, facets_of
 from ..model import Paper
 from ..search import Filters, SearchResults, parse_years, search_results
+from ..search.hits import Hit, HitList
 from ..store import Atlas
 from .context import PAGE_SIZE, WebContext, pages
+from .facet_table import FacetCounts, FacetTable
 
 #: Thresholds of the "at least" facets: the finite lower bounds of :data:`paperatlas.facets.RATING_BUCKETS`
 #: (mean review rating) and of :data:`paperatlas.facets.CITATION_BUCKETS` above 0 (citations), and ours for the mean
@@ -112,10 +113,19 @@ def current_filters(ctx: WebContext) -> FacetFilters:
                         facets_for=ctx.facets_for)
 
 
-def sort_hits(ctx: WebContext, hits: list, key: str) -> list:
-    """Hits by a sort key: :func:`paperatlas.facets.sort_papers`'s order, on the cached facets."""
+def sort_hits(ctx: WebContext, hits: Sequence[Hit], key: str) -> Sequence[Hit]:
+    """Hits by a sort key: :func:`paperatlas.facets.sort_papers`'s order, on the cached facets.
+
+    Highest first, ties in their present order, hits without a value last. Read from the facet table
+    (:class:`~paperatlas.web.facet_table.FacetTable`) once the app's warm-up has made it, else from each hit's facets.
+    """
     if key == "relevance":
         return hits
+    table = ctx.state.get("facet_table")
+    if table is not None and isinstance(hits, HitList):
+        col = {"year": table.year, "rating": table.rating_mean, "citations": table.citations}[key][hits.docs]
+        missing = np.isnan(col)
+        return hits.take(np.lexsort((np.arange(len(col)), -np.where(missing, 0.0, col), missing)))
 
     def value(h) -> float | None:
         if key == "year":
@@ -176,15 +186,26 @@ def page_window(ctx: WebContext, total: int, endpoint: str = "index") -> tuple[i
     return (0 if show_all else (page - 1) * PAGE_SIZE), size, links, show_all
 
 
-def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters, links: bool = True) -> list[dict]:
-    """The facets of ``papers`` (the current results) with counts, as the sidebar lists them.
+def facet_counts(ctx: WebContext, res: SearchResults) -> FacetCounts:
+    """The facets of every result of ``res``, counted.
+
+    From the facet table of the whole atlas once the app's warm-up has made it (a gather and a ``bincount`` per
+    facet), else from a table of the results' own facets (:meth:`WebContext.facets_for`): the same counts.
+    """
+    table = ctx.state.get("facet_table")
+    if table is not None:
+        return table.count(res.docs(ctx.atlas))
+    return FacetTable(ctx.facets_for(h.paper) for h in res.hits).count(np.arange(res.total))
+
+
+def facet_panel(ctx: WebContext, counts: FacetCounts, flt: FacetFilters, links: bool = True) -> list[dict]:
+    """The facets of the current results (``counts``: :func:`facet_counts`), as the sidebar lists them.
 
     A value's count is the number of results that clicking it lists; a paper without the facet (no review
     scores, no citation count) is counted nowhere. Its href adds the filter to the current URL, or removes it
     when it is on (``links=False``: ``""``, for the JSON API, which has no use for them). Returns sections
     ``{"key", "title", "opts": [{"label", "value", "count", "href", "on"}], "more": [...], "note"}``.
     """
-    fs = [ctx.facets_for(p) for p in papers]
     sections: list[dict] = []
 
     def value(param: str, label: str, v: str, count: int, on: bool, multi: bool = False) -> dict:
@@ -197,7 +218,7 @@ def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters, links: 
             href = ctx.url_with(**{param: None if on else v})
         return {"label": label, "value": v, "count": count, "href": href, "on": on}
 
-    def counted(key: str, title: str, counter: Counter, current: list[str], multi: bool = False,
+    def counted(key: str, title: str, counter: dict[str, int], current: list[str], multi: bool = False,
                 top: int | None = None) -> None:
         items = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_INSTITUTIONS]
         vals = [value(key, v, v, n, v.lower() in current, multi) for v, n in items]
@@ -205,10 +226,8 @@ def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters, links: 
             sections.append({"key": key, "title": title, "opts": vals[:top], "more": vals[top:] if top else [],
                              "note": ""})
 
-    def steps(key: str, title: str, param: str, xs: list, bounds, current, fmt: str, note: str = "",
+    def steps(key: str, title: str, param: str, arr: np.ndarray, bounds, current, fmt: str, note: str = "",
               at_most: bool = False) -> None:
-        have = [x for x in xs if x is not None]
-        arr = np.asarray(have, dtype=np.float64)  # exact for these numbers (ints far below 2**53); NaN counts nowhere
         vals = []
         for b in bounds:
             n = int((arr <= b).sum()) if at_most else int((arr >= b).sum())
@@ -217,25 +236,23 @@ def facet_panel(ctx: WebContext, papers: list[Paper], flt: FacetFilters, links: 
                 vals.append(value(param, fmt.format(b), f"{b:g}", n, on))
         if vals:
             sections.append({"key": key, "title": title, "opts": vals, "more": [],
-                             "note": note.format(n=len(have), of=len(xs))})
+                             "note": note.format(n=len(arr), of=counts.n)})
 
-    counted("status", "Status", Counter(f.status for f in fs if f.status), [s.lower() for s in flt.status],
-            multi=True)
-    counted("decision", "Decision", Counter(f.decision for f in fs if f.decision), [flt.decision.lower()])
-    steps("rating", "Mean rating", "min_rating", [f.rating_mean for f in fs], RATING_STEPS, flt.min_rating,
+    counted("status", "Status", counts.status, [s.lower() for s in flt.status], multi=True)
+    counted("decision", "Decision", counts.decision, [flt.decision.lower()])
+    steps("rating", "Mean rating", "min_rating", counts.rating_mean, RATING_STEPS, flt.min_rating,
           "≥ {:g}", "{n} of {of} have review scores")
-    steps("spread", "Reviewers agree", "max_spread", [f.rating_spread for f in fs], SPREAD_STEPS,
+    steps("spread", "Reviewers agree", "max_spread", counts.rating_spread, SPREAD_STEPS,
           flt.max_spread, "spread ≤ {:g}", at_most=True)
-    steps("confidence", "Reviewer confidence", "min_confidence", [f.confidence_mean for f in fs],
+    steps("confidence", "Reviewer confidence", "min_confidence", counts.confidence_mean,
           CONFIDENCE_STEPS, flt.min_confidence, "≥ {:g}")
-    steps("citations", "Citations", "min_citations", [f.citations for f in fs], CITATION_STEPS,
+    steps("citations", "Citations", "min_citations", counts.citations, CITATION_STEPS,
           flt.min_citations, "≥ {:,}", "{n} of {of} have a citation count")
-    n_code = sum(f.has_code for f in fs)
-    if n_code or flt.has_code:
+    if counts.n_code or flt.has_code:
         sections.append({"key": "has_code", "title": "Code", "more": [], "note": "", "opts": [
-            value("has_code", "code available", "1", n_code, flt.has_code)]})
-    counted("institution", "Institution", Counter(i for f in fs for i in f.institutions),
-            [flt.institution.strip().lower()], top=TOP_INSTITUTIONS)
+            value("has_code", "code available", "1", counts.n_code, flt.has_code)]})
+    counted("institution", "Institution", counts.institutions, [flt.institution.strip().lower()],
+            top=TOP_INSTITUTIONS)
     return sections
 
 def active_filters(ctx: WebContext, flt: FacetFilters) -> list[dict]:
@@ -272,7 +289,7 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
             "index.html", q=sp.q, res=res, hits=res.page(offset, size), n_hits=res.total, offset=offset,
             page_links=page_links, show_all=show_all, show_all_href=ctx.url_with(show="all", page=None),
             mode=sp.mode, searched=sp.searched, args=request.args, sort=sp.sort, sorts=sorts,
-            facet_sections=facet_panel(ctx, [h.paper for h in res.hits], sp.flt) if sp.searched else [],
+            facet_sections=facet_panel(ctx, facet_counts(ctx, res), sp.flt) if sp.searched else [],
             chips=active_filters(ctx, sp.flt) if sp.searched else [],
             clear_href=url_for("index", q=sp.q) if sp.q.strip() else url_for("index"), **map_args(True))
 
@@ -299,7 +316,7 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
                     "links": links(h.paper)}
 
         facets = {sec["key"]: [[v["value"], v["count"]] for v in sec["opts"] + sec["more"]]
-                  for sec in facet_panel(ctx, [h.paper for h in sp.res.hits], sp.flt, links=False)}
+                  for sec in facet_panel(ctx, facet_counts(ctx, sp.res), sp.flt, links=False)}
         return jsonify({"query": sp.q, "mode": sp.mode, "sort": sp.sort, "total": sp.res.total, "offset": offset,
                         "message": sp.res.message, "corrected": sp.res.corrected, "facets": facets,
                         "results": [row(h) for h in sp.res.page(offset, k)]})
