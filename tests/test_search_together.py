@@ -126,3 +126,45 @@ def test_near_match_is_fts5s_window_search():
     assert near_match([[0, 28], [2, 40], [30]], [2, 1, 1], 12)
     assert not near_match([[0], []], [1, 1], 12)
     assert not near_match([[0], [1 << 32 | 1]], [1, 1], 12)  # another column
+
+
+def test_fts5_in_the_worker_thread_gives_the_same_answers_and_a_replaced_file_is_never_read(copy_atlas,
+                                                                                           monkeypatch):
+    import threading
+
+    from paperatlas.search import search_results
+    from paperatlas.search import together as together_mod
+
+    db = copy_atlas()
+    atlas = Atlas(db)
+    lists = [["graph", "neural"], ["learning", "noisy", "labels"], ["self-supervised", "learning"],
+             ["how", "performance", "scales", "model", "size"], ["deep", "networks"], ["lottery", "ticket"],
+             ["neural", "networks"], ["learning", "representations"], ["training", "models"]]
+    monkeypatch.setattr(terms_mod, "TOGETHER_TEXT_RATIO", 10**9)  # FTS5 over the whole table
+    here = {tuple(w): list(docs_using_together(atlas, w, candidates(atlas, w))) for w in lists}
+    queries = ["graph neural networks", "learning from noisy labels", "lottery ticket", "deep networks"]
+    before = {q: [(h.paper.id, h.match, h.score) for h in search_results(atlas, q).hits] for q in queries}
+    ran_in: list[str] = []
+    run = together_mod.FtsWorker._run
+    monkeypatch.setattr(together_mod.FtsWorker, "_run",
+                        lambda self, exprs: (ran_in.append(threading.current_thread().name), run(self, exprs))[1])
+    monkeypatch.setattr(terms_mod, "BACKGROUND_MIN_PAIRS", 0)  # every FTS5 check in the worker
+    assert {tuple(w): list(docs_using_together(atlas, w, candidates(atlas, w))) for w in lists} == here
+    assert {q: [(h.paper.id, h.match, h.score) for h in search_results(atlas, q).hits] for q in queries} == before
+    asked = sum(len(candidates(atlas, w)) > 0 for w in lists)  # no candidate: nothing to ask FTS5
+    assert asked >= 4 and len(ran_in) >= asked and all(name.startswith("paperatlas-fts") for name in ran_in)
+    assert sum(len(v) for v in here.values()) > 10  # the checks found papers
+    atlas.close()
+    # a build renames a new file over the atlas: a served atlas must not read it through a new connection
+    served = Atlas(db)
+    other = copy_atlas("other.db")
+    con = sqlite3.connect(other)
+    with con:
+        con.execute("DELETE FROM papers_fts")  # the new file has none of these papers
+    con.close()
+    other.replace(db)
+    ran_in.clear()
+    assert together_mod.fts_worker(served) is None
+    assert {tuple(w): list(docs_using_together(served, w, candidates(served, w))) for w in lists} == here
+    assert ran_in == []
+    served.close()

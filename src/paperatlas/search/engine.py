@@ -43,9 +43,9 @@ from .terms import (
     candidates_by_letter,
     corrected_query,
     coverage,
-    docs_using_together,
     query_terms,
     spelling_vocabulary,
+    start_together,
 )
 
 #: a paper containing words that carry at least this share of the query's idf is a (partial) keyword match
@@ -323,9 +323,13 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     corrected = corrected_query(query, terms)
     searched = corrected or query
     semantic = mode != "bm25" and embed_query is not None and atlas.vectors.size > 0
-    qv = np.asarray(embed_query(searched), dtype=np.float32) if semantic else None
     cov = coverage(terms, n)
     cover_any = cov >= PARTIAL_MIN
+    full_mask = cover_any & (cov >= 1.0 - 1e-9)
+    # which papers use the words together: FTS5 may answer in a worker thread while the cosines and BM25 are made
+    pending = start_together(atlas, [t.word for t in terms], np.flatnonzero(full_mask)) \
+        if terms and all(len(t.docs) for t in terms) and full_mask.any() else None
+    qv = np.asarray(embed_query(searched), dtype=np.float32) if semantic else None
     ix = _rows(atlas)
     # from MEANING_ANN_MIN_ROWS papers on: cosines only where a tier reads them, the meaning tier from the graph
     index = _meaning.graph(atlas) if qv is not None and mode == "hybrid" else None
@@ -336,10 +340,11 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     else:
         rows = ix.row_of[np.flatnonzero(cover_any)]
         sims = _meaning.cosines_at(atlas.vectors, qv, rows[rows >= 0])
-    full_mask = cover_any & (cov >= 1.0 - 1e-9)
-    if terms and all(len(t.docs) for t in terms) and full_mask.any():
+    bm25 = bm25_scores(atlas, fts_phrases(searched)) if mode != "semantic" and cover_any.any() else \
+        (np.zeros(n), np.zeros(n, bool))
+    if pending is not None:
         together = np.zeros(n, dtype=bool)
-        together[docs_using_together(atlas, [t.word for t in terms], np.flatnonzero(full_mask))] = True
+        together[pending()] = True
         full_mask &= together
     else:
         full_mask[:] = False
@@ -353,7 +358,6 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
             res.hits = HitList(atlas.papers, hits.docs, hits.score, match=kind)
         res.message = _message(terms, searched, res, flt.any(), semantic)
         return res
-    bm25 = bm25_scores(atlas, fts_phrases(searched)) if cover_any.any() else (np.zeros(n), np.zeros(n, bool))
     res.hits = _keyword_tier(atlas, bm25, full, sims, "keyword")
     partial = _passing(atlas, np.flatnonzero(cover_any & ~full_mask), ok)
     if sims is None:

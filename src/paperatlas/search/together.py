@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain, compress, count
 
 import numpy as np
 
-from ..store import Atlas
+from ..store import Atlas, connect, file_identity
 from .postings import postings
 
 #: ``papers_fts``'s indexed columns, FTS5 columns 1 to 5 (column 0, ``paper_id``, is not indexed)
@@ -187,3 +189,74 @@ def using_together(atlas: Atlas, phrases: list[tuple[str, ...]], docs: np.ndarra
                 passed.append(rowid)
     out = px.paper_of_rowid[np.asarray(passed, dtype=np.int64)] if passed else np.zeros(0, np.int32)
     return np.unique(out[out >= 0]).astype(np.int32)
+
+
+class FtsWorker:
+    """One thread with its own read-only connection to an atlas file, running FTS5 statements beside a search.
+
+    A search's numpy work (coverage, cosines, BM25 sums) releases the GIL, and so does SQLite while it steps, so an
+    FTS5 statement in this thread costs a search little more than the longer of the two: on the synthetic 1M atlas
+    (``benchmarks/million.py``), ``NEAR`` and the salient-column statement for ``contrastive learning`` (34 ms) beside
+    the search's own 33 ms took 35 ms. (Two FTS5 statements in two threads took longer than one after the other.)
+    Use :func:`fts_worker`.
+
+    Args:
+        atlas: the atlas; its file is opened again, read-only.
+
+    Raises:
+        paperatlas.store.MalformedAtlas: the file is no longer an atlas.
+        sqlite3.Error: it cannot be opened.
+    """
+
+    def __init__(self, atlas: Atlas):
+        self._con = connect(atlas.path, readonly=True)
+        self._con.row_factory = None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="paperatlas-fts")
+
+    def rowids(self, expressions: list[str]) -> Future[list[int]]:
+        """Start ``SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?`` for each expression, one after the other.
+
+        Args:
+            expressions: FTS5 query expressions.
+
+        Returns:
+            A future of every rowid found, in statement order (repeats kept).
+        """
+        return self._pool.submit(self._run, expressions)
+
+    def close(self) -> None:
+        """Let the thread end and close the connection (:meth:`paperatlas.store.Atlas.close` calls it)."""
+        self._pool.shutdown(wait=True)
+        self._con.close()
+
+    def _run(self, expressions: list[str]) -> list[int]:
+        out: list[int] = []
+        for expr in expressions:
+            out.extend(r[0] for r in self._con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?",
+                                                       (expr,)))
+        return out
+
+
+def fts_worker(atlas: Atlas) -> FtsWorker | None:
+    """The :class:`FtsWorker` kept with ``atlas``, or None when its file is not the one the atlas was read from.
+
+    A build replaces the atlas file by renaming a new one over it; a served atlas keeps reading its own (its open
+    connection holds it), and a connection opened now would read the new one, whose rows differ.
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        The worker; None when the file at ``atlas.path`` was replaced or cannot be opened (then a search asks FTS5 on
+        ``atlas.con`` itself).
+    """
+
+    def make() -> FtsWorker | None:
+        try:
+            worker = FtsWorker(atlas)
+            same = atlas.file_identity is not None and file_identity(atlas.path) == atlas.file_identity
+        except (OSError, sqlite3.Error, ValueError):  # MalformedAtlas is a ValueError
+            return None
+        return worker if same else None
+
+    return atlas.derived("fts worker", make)

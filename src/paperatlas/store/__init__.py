@@ -11,7 +11,15 @@ The default (and currently only) backend is one SQLite file per atlas.
 * :mod:`.connection`: opening a file (read-only, or one write transaction on the live file).
 """
 
-from .connection import AtlasNotFound, Connection, MalformedAtlas, connect, require_atlas, write_transaction
+from .connection import (
+    AtlasNotFound,
+    Connection,
+    MalformedAtlas,
+    connect,
+    file_identity,
+    require_atlas,
+    write_transaction,
+)
 from .migrations import LATEST as SCHEMA_VERSION
 from .migrations import AtlasTooNew, migrate, schema_version
 from .sqlite import Atlas, atomic_rebuild, row_to_paper
@@ -37,7 +45,7 @@ from .userdata import (
 
 __all__ = ["Atlas", "AtlasNotFound", "AtlasTooNew", "Connection", "EDITABLE_FIELDS", "EDIT_METHOD", "MalformedAtlas",
            "SCHEMA_VERSION", "USER_TABLES", "add_to_list", "apply_overrides", "atomic_rebuild", "connect",
-           "export_rows", "get_overrides", "import_rows",
+           "export_rows", "file_identity", "get_overrides", "import_rows",
            "like_or_list", "migrate", "read_user_rows", "relink_user_rows",
            "remove_from_list", "require_atlas", "row_to_paper", "schema_version", "set_mark", "set_overrides",
            "show_overrides", "timestamp", "update_note", "write_transaction"]

@@ -6,6 +6,7 @@ Every writable opening brings the file to the current schema first (:func:`paper
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,22 @@ def check_atlas(con: sqlite3.Connection, path: str | Path) -> None:
     if missing:
         what = "an empty file" if not names and Path(path).stat().st_size == 0 else "SQLite without the atlas tables"
         raise MalformedAtlas(path, f"{what}; missing table{'s' * (len(missing) > 1)} {', '.join(missing)}")
+
+
+def file_identity(path: str | Path) -> tuple[int, int]:
+    """``(device, inode)`` of the file at ``path``: it changes when another file is renamed over it (a rebuild).
+
+    Args:
+        path: a file.
+
+    Returns:
+        The pair.
+
+    Raises:
+        OSError: the file cannot be reached.
+    """
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino)
 
 
 def require_atlas(path: str | Path) -> Path:

@@ -24,7 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..model import Paper, Topic
-from .connection import AtlasNotFound, MalformedAtlas, connect
+from .connection import AtlasNotFound, MalformedAtlas, connect, file_identity
 from .embeddings import _vector, cached_embeddings, stored_paper_count, write_embeddings
 from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .lock import build_lock
@@ -326,6 +326,13 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _identity_or_none(path: Path) -> tuple[int, int] | None:
+    try:
+        return file_identity(path)
+    except OSError:
+        return None
+
+
 class Atlas:
     """Read-only view of an atlas file, loaded into memory for querying.
 
@@ -353,6 +360,8 @@ class Atlas:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.con = connect(self.path, readonly=True)
+        #: ``(device, inode)`` of the file read (:func:`~paperatlas.store.connection.file_identity`), or None
+        self.file_identity = _identity_or_none(self.path)
         try:
             with _gc_paused():  # 7 full collections (1.4 s) over the new objects at 42k papers otherwise
                 self._load()
@@ -448,8 +457,11 @@ class Atlas:
         return read_model(self.con, name)
 
     def close(self) -> None:
-        """Close the underlying connection."""
+        """Close the underlying connection, and the derived values that have a ``close()`` (their own ones)."""
         self.con.close()
+        for value in list(self._derived.values()):
+            if callable(getattr(value, "close", None)):
+                value.close()
 
     def topic_label(self, topic_id: int | None) -> str:
         """A topic's label.
