@@ -171,9 +171,14 @@ def _bm25_list(scores: np.ndarray, matched: np.ndarray, cover: np.ndarray, limit
     What ``ORDER BY bm25(...) LIMIT limit`` over every paper the query's words match, then keeping the cover, gives.
     """
     cover = cover[matched[cover]]
-    n_matched = int(matched.sum())
-    if n_matched > limit:
-        pool = scores[matched]
+    if not len(cover):
+        return cover
+    # only the papers scoring at most the cover's worst can push a cover paper out of the first `limit`; when they
+    # are more than `limit`, the limit-th best score is among them (a partition of those, not of every match)
+    contest = matched & (scores <= scores[cover].max())
+    n_contest = int(np.count_nonzero(contest))
+    if n_contest > limit:
+        pool = scores[contest]
         kth = np.partition(pool, limit - 1)[limit - 1]
         room = limit - int((pool < kth).sum())  # how many of the papers scoring exactly kth make the cut
         tied = np.flatnonzero(matched & (scores == kth))[:room]
