@@ -82,3 +82,53 @@ def test_cosines_at_gathers_the_rows_asked_and_scans_when_they_are_many():
     assert np.isneginf(np.delete(got, [1, 5])).all()
     assert np.allclose(got[[1, 5]], full[[1, 5]])
     assert np.allclose(meaning.cosines_at(vectors, v, np.arange(30)), full)  # 30 of 40 rows: one scan
+
+
+def test_lists_start_long_when_many_rows_are_matches_and_only_unfinished_ones_grow(atlas, with_graph, monkeypatch):
+    """The graph's lists start at MAX_CANDIDATES when the keyword tiers hold that many papers, grow one at a time
+    otherwise, and the results are still the exact ones here (the lists reach every paper)."""
+    monkeypatch.setattr(meaning, "FIRST_CANDIDATES", 2)
+    monkeypatch.setattr(meaning, "MAX_CANDIDATES", 12)
+    index = meaning.graph(atlas)
+    asked: list[list[int]] = []
+    real = index.search_many
+    monkeypatch.setattr(index, "search_many", lambda v, k, **kw: (asked[-1].append(k), real(v, k, **kw))[1])
+    starts = {}
+    for q in [*QUERIES, "learning", "neural networks"]:
+        asked.append([])
+        got = _seen(search_results(atlas, q, mode="hybrid", embed_query=embed))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(meaning, "graph", lambda a: None)
+            exact = _exact(atlas, q)
+        assert got == _seen(exact), q
+        if asked[-1]:
+            starts[q] = (asked[-1][0], exact.n_keyword)
+    assert {k for k, n in starts.values() if n >= 12} == {12}  # many matches: long lists at once
+    assert {k for k, n in starts.values() if n < 12} == {2}
+    grown = [calls for calls in asked if len(calls) > 2]
+    assert grown and all(calls[:2] == [2, 2] for calls in grown)  # both lists start short, then grow
+
+
+
+def test_a_finished_list_is_not_searched_again():
+    pytest.importorskip("usearch", reason="the graph needs USearch: pip install 'paperatlas[ann]'")
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = NeighbourIndex.build(vectors, min_papers=0)
+    asked, real = [], index.search_many
+    index.search_many = lambda v, k, **kw: (asked.append(k), real(v, k, **kw))[1]
+    seen = []
+
+    def tier(sims, near, rows):
+        seen.append(None if rows is None else len(rows))
+        return [], False
+
+    q, centre = vectors[0], vectors[1] + vectors[2]
+    # the query's list ends below 0.99 at once; the centre's never ends below -1: only it grows, then exact scans
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(meaning, "FIRST_CANDIDATES", 4)
+        mp.setattr(meaning, "MAX_CANDIDATES", 64)
+        meaning.meaning_from_graph(vectors, index, q, centre, (0.99, -1.0), tier)
+    assert asked == [4, 4, 16, 64]
+    assert seen[-1] is None and seen[:-1] == sorted(seen[:-1]) and len(seen) == 4

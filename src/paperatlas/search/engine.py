@@ -238,17 +238,22 @@ def _near(atlas: Atlas, feedback: list[Paper]) -> np.ndarray:
 
 
 def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.ndarray | None,
-                  ok: Callable[[Paper], bool] | None, limit: int | None = None) -> tuple[HitList, bool]:
+                  ok: Callable[[Paper], bool] | None, limit: int | None = None,
+                  rows: np.ndarray | None = None) -> tuple[HitList, bool]:
     """Papers close to the query (``sims``) or to the best keyword matches (``near``), best first.
 
-    Rows where ``skip`` (``(n_rows,)`` bool) is set and papers ``ok`` refuses are left out. Returns at most
-    ``limit`` hits (all for None) and whether there were more.
+    Rows where ``skip`` (``(n_rows,)`` bool) is set and papers ``ok`` refuses are left out; with ``rows`` (sorted,
+    no repeats), only those rows are read. Returns at most ``limit`` hits (all for None) and whether there were
+    more.
     """
-    keep = np.flatnonzero((sims >= MEANING_MIN_COSINE) | (near >= NEIGHBOUR_MIN_COSINE))
+    if rows is None:
+        keep = np.flatnonzero((sims >= MEANING_MIN_COSINE) | (near >= NEIGHBOUR_MIN_COSINE))
+    else:
+        keep = rows[(sims[rows] >= MEANING_MIN_COSINE) | (near[rows] >= NEIGHBOUR_MIN_COSINE)]
     if skip is not None:
         keep = keep[~skip[keep]]
-    score = sims + near
-    order = keep[np.argsort(-score[keep], kind="stable")].tolist()
+    score = sims[keep] + near[keep]
+    order = keep[np.argsort(-score, kind="stable")].tolist()
     paper_of = _rows(atlas).paper_of
     out: list[int] = []
     for r in order:
@@ -258,7 +263,7 @@ def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.nda
                 break
     capped = limit is not None and len(out) > limit
     rows = np.asarray(out[:limit], dtype=np.int64)
-    return HitList(atlas.papers, paper_of[rows], score[rows], match="meaning"), capped
+    return HitList(atlas.papers, paper_of[rows], sims[rows] + near[rows], match="meaning"), capped
 
 
 def _quote(s: str) -> str:
@@ -391,7 +396,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         else:
             meaning, res.capped = _meaning.meaning_from_graph(
                 atlas.vectors, index, qv, centre, (MEANING_MIN_COSINE, NEIGHBOUR_MIN_COSINE),
-                lambda s, nr: _meaning_tier(atlas, s, nr, skip, ok, POOL))
+                lambda s, nr, rows: _meaning_tier(atlas, s, nr, skip, ok, POOL, rows), int(skip.sum()))
         res.hits += meaning
     res.message = _message(terms, searched, res, flt.any(), semantic)
     return res
