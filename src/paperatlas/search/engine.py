@@ -333,13 +333,13 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     corrected = corrected_query(query, terms)
     searched = corrected or query
     semantic = mode != "bm25" and embed_query is not None and atlas.vectors.size > 0
+    # the query model first, on both cores; then FTS5 may answer in a worker thread while cosines and BM25 are made
+    qv = np.asarray(embed_query(searched), dtype=np.float32) if semantic else None
     cov = coverage(terms, n)
     cover_any = cov >= PARTIAL_MIN
     full_mask = cover_any & (cov >= 1.0 - 1e-9)
-    # which papers use the words together: FTS5 may answer in a worker thread while the cosines and BM25 are made
     pending = start_together(atlas, [t.word for t in terms], np.flatnonzero(full_mask)) \
         if terms and all(len(t.docs) for t in terms) and full_mask.any() else None
-    qv = np.asarray(embed_query(searched), dtype=np.float32) if semantic else None
     ix = _rows(atlas)
     # from MEANING_ANN_MIN_ROWS papers on: cosines only where a tier reads them, the meaning tier from the graph
     index = _meaning.graph(atlas) if qv is not None and mode == "hybrid" else None
