@@ -141,6 +141,7 @@ def test_fts5_in_the_worker_thread_gives_the_same_answers_and_a_replaced_file_is
              ["how", "performance", "scales", "model", "size"], ["deep", "networks"], ["lottery", "ticket"],
              ["neural", "networks"], ["learning", "representations"], ["training", "models"]]
     monkeypatch.setattr(terms_mod, "TOGETHER_TEXT_RATIO", 10**9)  # FTS5 over the whole table
+    monkeypatch.setattr(terms_mod, "TOGETHER_CACHE", 0)  # asked every time
     here = {tuple(w): list(docs_using_together(atlas, w, candidates(atlas, w))) for w in lists}
     queries = ["graph neural networks", "learning from noisy labels", "lottery ticket", "deep networks"]
     before = {q: [(h.paper.id, h.match, h.score) for h in search_results(atlas, q).hits] for q in queries}
@@ -168,3 +169,24 @@ def test_fts5_in_the_worker_thread_gives_the_same_answers_and_a_replaced_file_is
     assert {tuple(w): list(docs_using_together(served, w, candidates(served, w))) for w in lists} == here
     assert ran_in == []
     served.close()
+
+
+def test_the_whole_table_answer_is_kept_for_the_same_words(copy_atlas, monkeypatch):
+    """A facet click or a page asks about the same words again: FTS5 is asked once, the answer is the same."""
+    atlas = Atlas(copy_atlas())
+    monkeypatch.setattr(terms_mod, "TOGETHER_TEXT_RATIO", 10**9)
+    monkeypatch.setattr(terms_mod, "TOGETHER_CACHE", 2)
+    statements = []
+    atlas.con.set_trace_callback(lambda sql: statements.append(sql) if sql.startswith("SELECT rowid FROM") else None)
+    words = [["neural", "networks"], ["learning", "representations"], ["training", "models"]]
+    first = [list(docs_using_together(atlas, w, candidates(atlas, w))) for w in words]
+    asked = len(statements)
+    assert asked == 2 * len(words) and any(first)
+    assert list(docs_using_together(atlas, words[2], candidates(atlas, words[2]))) == first[2]
+    assert list(docs_using_together(atlas, words[1], candidates(atlas, words[1])[::2])) == \
+        [d for d in first[1] if d in set(candidates(atlas, words[1])[::2].tolist())]  # fewer candidates: same words
+    assert len(statements) == asked  # both kept
+    assert list(docs_using_together(atlas, words[0], candidates(atlas, words[0]))) == first[0]
+    assert len(statements) == asked + 2  # the oldest of three was let go (two kept)
+    assert list(docs_using_together(atlas, words[0])) == sorted(fts_together(atlas, words[0]))
+    atlas.close()

@@ -343,13 +343,15 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     ix = _rows(atlas)
     # from MEANING_ANN_MIN_ROWS papers on: cosines only where a tier reads them, the meaning tier from the graph
     index = _meaning.graph(atlas) if qv is not None and mode == "hybrid" else None
+    gathered = None
     if qv is None:
         sims = None
     elif index is None:
         sims = _cosines(atlas.vectors, qv)
-    else:
+    else:  # the rows of the papers with enough of the words, copied once: their cosines to the query, the centre
         rows = ix.row_of[np.flatnonzero(cover_any)]
-        sims = _meaning.cosines_at(atlas.vectors, qv, rows[rows >= 0])
+        gathered = _meaning.Gathered(atlas.vectors, rows[rows >= 0])
+        sims = gathered.cosines(qv)
     bm25 = bm25_scores(atlas, fts_phrases(searched)) if mode != "semantic" and cover_any.any() else \
         (np.zeros(n), np.zeros(n, bool))
     if pending is not None:
@@ -382,7 +384,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
             near = _near(atlas, best)
         else:
             centre = _centre(atlas, best)
-            near = np.zeros_like(sims) if centre is None else _meaning.cosines_at(atlas.vectors, centre, rows[have])
+            near = np.zeros_like(sims) if centre is None else gathered.cosines(centre)
         # a partial match must also be plausible in meaning: a third of the way to a meaning match
         close = (sims[rows[have]] >= PARTIAL_MIN_COSINE) | (near[rows[have]] >= NEIGHBOUR_MIN_COSINE)
         plausible = partial[have][close]

@@ -77,6 +77,42 @@ def cosines_at(vectors: np.ndarray, v: np.ndarray, rows: np.ndarray, out: np.nda
     return out
 
 
+class Gathered:
+    """Some rows of ``vectors``, copied once, whose cosines to several vectors a search computes.
+
+    A search of a large atlas computes the query's cosine to every paper having enough of its words, then the keyword
+    matches' mean's cosine to the partial matches among them: on the 1M atlas, ``contrastive learnig`` gathered
+    57,000 rows (25 ms) and then 35,000 of them again (13 ms); the second pass over the copied block takes 3 ms.
+
+    Args:
+        vectors: ``(n_rows, dim)`` float32.
+        rows: ``(m,)`` int row numbers (any order, repeats allowed). More than :data:`GATHER_SHARE` of the rows are
+            not copied: each cosine is then a scan of every row.
+    """
+
+    def __init__(self, vectors: np.ndarray, rows: np.ndarray):
+        self.vectors = vectors
+        #: ``(m,)`` int64, the rows, sorted, no repeats
+        self.rows = sorted_unique(np.asarray(rows, dtype=np.int64))
+        self._block = vectors[self.rows] if len(self.rows) <= GATHER_SHARE * len(vectors) else None
+
+    def cosines(self, v: np.ndarray) -> np.ndarray:
+        """``vectors @ v`` at the rows (``np.vecdot``, as :func:`cosines_at`), ``-inf`` elsewhere.
+
+        Args:
+            v: ``(dim,)`` float32.
+
+        Returns:
+            ``(n_rows,)`` float32 (every row's cosine when the rows were too many to copy).
+        """
+        if self._block is None:
+            return np.vecdot(self.vectors, v)
+        out = np.full(len(self.vectors), -np.inf, dtype=np.float32)
+        if len(self.rows):
+            out[self.rows] = np.vecdot(self._block, v)
+        return out
+
+
 def meaning_from_graph(vectors: np.ndarray, index: NeighbourIndex, q: np.ndarray, centre: np.ndarray | None,
                        cut: tuple[float, float],
                        tier: Callable[[np.ndarray, np.ndarray, np.ndarray | None], tuple[list, bool]],
