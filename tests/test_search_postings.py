@@ -196,6 +196,21 @@ def test_a_paused_warm_up_holds_no_read_lock_so_the_reader_can_write(copy_atlas,
         warmed = px._fetch("learning", pause)
         assert wrote
         cold = px._fetch("learning", None)
-        assert np.array_equal(warmed.docs, cold.docs) and np.array_equal(warmed.bm25, cold.bm25)
+        assert np.array_equal(warmed.docs, cold.docs) and np.array_equal(warmed.values(), cold.values())
     finally:
         a.close()
+
+
+@pytest.mark.parametrize("share", [0.0, 2.0])
+def test_bm25_is_sqlites_whether_postings_are_kept_dense_or_as_pairs(sample_atlas, monkeypatch, share):
+    monkeypatch.setattr(postings_mod, "DENSE_MIN_SHARE", share)  # 0: every phrase one value a paper; 2: never
+    fresh = Atlas(sample_atlas)
+    for q in QUERIES:
+        scores, matched = bm25_scores(fresh, fts_phrases(q))
+        ref = sql_bm25(fresh, q)
+        assert set(np.flatnonzero(matched).tolist()) == set(ref)
+        assert all(scores[i] == s for i, s in ref.items()), q
+        assert not scores[~matched].any()
+    kept = list(postings_mod.postings(fresh)._cache.values())
+    assert kept and all((p.dense is not None) == (share == 0.0) for p in kept if len(p.docs))
+    fresh.close()
