@@ -134,10 +134,16 @@ def test_the_bm25_list_keeps_the_cover_papers_among_the_first_limit(atlas):
         assert _bm25_list(scores, matched, cover, limit).tolist() == expected
 
 
-def test_warm_up_leaves_every_search_the_same(sample_atlas):
+def test_warm_up_leaves_every_search_the_same(sample_atlas, monkeypatch):
+    from paperatlas.search import engine, terms, together
+
+    monkeypatch.setattr(engine, "WARM_PIECES_MIN_PAPERS", 0)  # the text pieces too, as from 100,000 papers
+    monkeypatch.setattr(terms, "TOGETHER_TEXT_RATIO", 0)  # every together check on the candidates' text
     cold, warmed = Atlas(sample_atlas), Atlas(sample_atlas)
     try:
         warm_up(warmed)
+        known = together.tokens_of(warmed).learn(set())
+        assert len(known) > 1000 and known["Networks"] == ("network",)  # the sample's pieces, tokenized by FTS5
         for q in QUERIES + ["lotery tiket", ""]:
             a, b = search_results(cold, q, mode="bm25"), search_results(warmed, q, mode="bm25")
             assert [(h.paper.id, h.match, h.score, h.bm25_rank) for h in a.hits] == \

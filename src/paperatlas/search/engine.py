@@ -47,6 +47,7 @@ from .terms import (
     spelling_vocabulary,
     start_together,
 )
+from .together import warm_pieces
 
 #: a paper containing words that carry at least this share of the query's idf is a (partial) keyword match
 PARTIAL_MIN = 0.65
@@ -58,6 +59,9 @@ NEIGHBOUR_MIN_COSINE = 0.55
 N_FEEDBACK = 3
 #: a partial keyword match is kept only from this query-paper cosine (or close to the keyword matches)
 PARTIAL_MIN_COSINE = 0.35
+#: :func:`warm_up` tokenizes a sample's text pieces from this many papers (where the together check reads the text
+#: of hundreds of candidates; below, FTS5 answers over the whole table in a few ms)
+WARM_PIECES_MIN_PAPERS = 100_000
 
 
 @dataclass
@@ -430,8 +434,10 @@ def search(atlas: Atlas, query: str, k: int = 10, filters: Filters | None = None
 def warm_up(atlas: Atlas, pause: Callable[[], None] | None = None) -> None:
     """Compute ahead what searches of ``atlas`` keep, so that no query waits for it.
 
-    The index arrays, the spelling vocabulary and its candidates, and the postings of the words in many papers
-    (:func:`paperatlas.search.postings.warm`: ~5 s and ~40 MB at 42k papers; nothing below 1,000 papers).
+    The index arrays, the spelling vocabulary and its candidates, the postings of the words in many papers
+    (:func:`paperatlas.search.postings.warm`: ~5 s and ~40 MB at 42k papers; nothing below 1,000 papers), and from
+    :data:`WARM_PIECES_MIN_PAPERS` papers the tokens of a sample's text pieces
+    (:func:`paperatlas.search.together.warm_pieces`).
 
     Args:
         atlas: the atlas.
@@ -446,3 +452,5 @@ def warm_up(atlas: Atlas, pause: Callable[[], None] | None = None) -> None:
     candidates_by_letter(atlas)
     wait()
     warm(atlas, pause, words=list(vocab))
+    if len(atlas.papers) >= WARM_PIECES_MIN_PAPERS:
+        warm_pieces(atlas, pause)
