@@ -3,9 +3,10 @@
 Rooms: :mod:`.ranking` (BM25, cosine, reciprocal rank fusion), :mod:`.terms` (a query's words: which papers have
 them, their idf, typo correction), :mod:`.postings` (each word's papers and BM25 terms, kept in memory),
 :mod:`.engine` (the tiers of a search: keyword, partial, meaning-only, and the message when nothing uses the
-words), :mod:`.meaning` (cosines where a tier reads them; the meaning tier through the HNSW graph from 100,000
-papers), :mod:`.filters`, :mod:`.lookup` (ids, titles, ambiguous fragments), :mod:`.related` (nearest papers
-with a reason).
+words), :mod:`.hits` (the results as arrays, a hit made when read), :mod:`.together` (which candidates use the
+words together, on their text or through FTS5 in a worker thread), :mod:`.meaning` (cosines where a tier reads them;
+the meaning tier through the HNSW graph from 100,000 papers), :mod:`.filters`, :mod:`.lookup` (ids, titles,
+ambiguous fragments), :mod:`.related` (nearest papers with a reason).
 """
 
 from .engine import (
