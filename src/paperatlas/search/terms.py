@@ -191,70 +191,23 @@ def start_together(atlas: Atlas, words: list[str], among: np.ndarray | None = No
     if whole is not None:
         found = _among(whole, n, among)
         return lambda: found
-    near = [f"NEAR({' '.join(quoted(w) for w in words)}, {NEAR_TOKENS})"]
+    phrases = " ".join(quoted(w) for w in words)
+    salient = " AND ".join("{title keyphrases tldr}: " + quoted(w) for w in words)
+    exprs = [f"NEAR({phrases}, {NEAR_TOKENS})", salient]
     worker = together.fts_worker(atlas) if pairs >= BACKGROUND_MIN_PAIRS else None
-    pending = worker.rowids(near) if worker is not None else None
-    salient = _salient(atlas, words)  # meanwhile: every word in the title, keyphrases or TL;DR
-    if pending is not None:
+    if worker is not None:
+        pending = worker.rowids(exprs)
 
         def finish() -> np.ndarray:
-            return _among(answers.put(key, _found(px, pending.result(), n, salient)), n, among)
+            return _among(answers.put(key, _found(px, pending.result(), n)), n, among)
 
         return finish
-    rowids = [r[0] for r in atlas.con.execute(_MATCH_SQL, (near[0],))]
-    found = _among(answers.put(key, _found(px, rowids, n, salient)), n, among)
+    rowids: list[int] = []
+    for expr in exprs:
+        rowids.extend(r[0] for r in atlas.con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?",
+                                                        (expr,)))
+    found = _among(answers.put(key, _found(px, rowids, n)), n, among)
     return lambda: found
-
-
-_MATCH_SQL = "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?"
-#: most (paper, word) pairs of salient-field postings kept per atlas (4 bytes each: ~128 MB); the least recently used
-#: words go first
-SALIENT_BUDGET = 32_000_000
-
-
-class _SalientPostings:
-    """Word → the papers having it in the title, keyphrases or TL;DR, asked of FTS5 once (thread-safe, bounded).
-
-    FTS5's ``{title keyphrases tldr}: "w1" AND {title keyphrases tldr}: "w2" ...`` is the intersection of each word's
-    papers; kept per word, a new query of known words needs no statement for it (on the 1M atlas the statement for
-    ``context learning`` took ~15 ms beside the ``NEAR``'s ~20 ms).
-    """
-
-    def __init__(self, atlas: Atlas):
-        self._atlas = atlas
-        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def docs(self, word: str) -> np.ndarray:
-        """Sorted int32 positions in ``atlas.papers`` of the papers having ``word`` in a salient field."""
-        with self._lock:
-            found = self._kept.get(word)
-            if found is not None:
-                self._kept.move_to_end(word)
-                return found
-        rowids = [r[0] for r in self._atlas.con.execute(_MATCH_SQL, ("{title keyphrases tldr}: " + quoted(word),))]
-        found = _found(postings(self._atlas), rowids, len(self._atlas.papers))
-        with self._lock:
-            if word not in self._kept:
-                self._kept[word] = found
-                self._size += len(found)
-                while self._size > SALIENT_BUDGET and len(self._kept) > 1:
-                    self._size -= len(self._kept.popitem(last=False)[1])
-        return found
-
-
-def _salient(atlas: Atlas, words: list[str]) -> np.ndarray:
-    """Sorted int32 positions of the papers having every word in the title, keyphrases or TL;DR."""
-    kept = atlas.derived("salient postings", lambda: _SalientPostings(atlas))
-    n = len(atlas.papers)
-    out: np.ndarray | None = None
-    for w in words:
-        docs = kept.docs(w)
-        out = docs if out is None else out[_mask(docs, n)[out]]
-        if not len(out):
-            break
-    return np.zeros(0, np.int32) if out is None else out
 
 
 #: whole-table answers of FTS5's together check kept per atlas (by word list; the least recently used go first): a
@@ -285,13 +238,10 @@ class _Answers:
         return found
 
 
-def _found(px: Postings, rowids: list[int], n: int, also: np.ndarray | None = None) -> np.ndarray:
-    """Sorted int32 positions in ``atlas.papers`` of the papers of ``rowids`` (FTS5 rowids) and of ``also``."""
+def _found(px: Postings, rowids: list[int], n: int) -> np.ndarray:
+    """The papers (sorted int32 positions in ``atlas.papers``) of ``rowids`` (FTS5 rowids, repeats allowed)."""
     docs = px.paper_of_rowid[np.asarray(rowids, dtype=np.int64)] if rowids else np.zeros(0, np.int32)
-    found = _mask(docs[docs >= 0], n)
-    if also is not None:
-        found[also] = True
-    return np.flatnonzero(found).astype(np.int32)
+    return np.flatnonzero(_mask(docs[docs >= 0], n)).astype(np.int32)
 
 
 def _among(found: np.ndarray, n: int, among: np.ndarray | None) -> np.ndarray:
