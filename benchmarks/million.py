@@ -363,6 +363,7 @@ def serve_figures(db: Path, n_requests: int, seed: int, idle_limit: float) -> di
         rng = random.Random(seed)
         search_ms, related_ms, modes, samples = [], [], set(), {}
         first_ms, again_ms = [], []  # a query's first request, and its repeats (the server keeps some answers)
+        timed: list[tuple[float, str, bool]] = []
         for k in range(20 + n_requests):
             q = queries[k % len(queries)]
             t = time.perf_counter()
@@ -372,6 +373,7 @@ def serve_figures(db: Path, n_requests: int, seed: int, idle_limit: float) -> di
             if k >= 20:
                 search_ms.append(dt)
                 (again_ms if q in samples else first_ms).append(dt)
+                timed.append((dt, q, q not in samples))
                 modes.add(r.json()["mode"])
             if q not in samples:
                 j = r.json()
@@ -384,6 +386,8 @@ def serve_figures(db: Path, n_requests: int, seed: int, idle_limit: float) -> di
             r.raise_for_status()
             if k >= 20:
                 related_ms.append(dt)
+        log("slowest searches: " + "; ".join(f"{q!r} {ms:.0f} ms{' (first)' if first else ''}"
+                                            for ms, q, first in sorted(timed, reverse=True)[:12]))
         for q in ("lottery ticket", "graph neural networks", "grokking", "learning from noisy labels"):
             if q in samples:
                 log(f"  {q!r}: {samples[q][0]} results; " + " | ".join(samples[q][1]))
