@@ -245,8 +245,11 @@ def _found(px: Postings, rowids: list[int], n: int) -> np.ndarray:
 
 
 def _among(found: np.ndarray, n: int, among: np.ndarray | None) -> np.ndarray:
-    """``found`` (sorted) restricted to ``among`` (sorted, no repeats; None: all of it), as sorted int32."""
-    return found if among is None else among[_mask(found, n)[among]].astype(np.int32)
+    """``found`` (sorted) restricted to ``among`` (sorted, no repeats; None: all of it): a new sorted int32 array.
+
+    ``found`` may be a kept answer, which no caller may change.
+    """
+    return found.copy() if among is None else among[_mask(found, n)[among]].astype(np.int32)
 
 
 def _mask(docs: np.ndarray, n: int) -> np.ndarray:
