@@ -25,7 +25,7 @@ import numpy as np
 from ..store import Atlas
 from .ann import ANN_MIN_PAPERS, NeighbourIndex
 from .neighbours import neighbour_index
-from .terms import sorted_unique
+from .postings import sorted_unique
 
 #: fewest rows for which the meaning tier uses the graph (below it: exact scans, the same results as ever)
 MEANING_ANN_MIN_ROWS = ANN_MIN_PAPERS

@@ -26,7 +26,7 @@ from ..store import Atlas
 from ..text import word_tokens
 from ..vocab import STOP
 from . import together
-from .postings import Postings, postings, quoted
+from .postings import Postings, postings, quoted, sorted_unique
 
 #: FTS5 operators, never searched as words
 _OPERATORS = {"and", "or", "not", "near"}
@@ -202,11 +202,7 @@ def start_together(atlas: Atlas, words: list[str], among: np.ndarray | None = No
             return _among(answers.put(key, _found(px, pending.result(), n)), n, among)
 
         return finish
-    rowids: list[int] = []
-    for expr in exprs:
-        rowids.extend(r[0] for r in atlas.con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?",
-                                                        (expr,)))
-    found = _among(answers.put(key, _found(px, rowids, n)), n, among)
+    found = _among(answers.put(key, _found(px, together.match_rowids(atlas.con, exprs), n)), n, among)
     return lambda: found
 
 
@@ -257,24 +253,6 @@ def _mask(docs: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n, dtype=bool)
     out[docs] = True
     return out
-
-
-def sorted_unique(docs: np.ndarray) -> np.ndarray:
-    """``docs`` sorted without repeats (``np.unique``'s answer), by a sort unless they already are.
-
-    numpy 2.4's ``np.unique`` (hash-based) took 17 ms for 20,000 positions and 153 ms for 100,000 on this project's
-    benchmark machine; a sort and a comparison of neighbours, 1.5 and 13 ms.
-
-    Args:
-        docs: ``(m,)`` int.
-
-    Returns:
-        ``(k,)`` same dtype, strictly increasing.
-    """
-    if len(docs) < 2 or bool((docs[1:] > docs[:-1]).all()):
-        return docs
-    out = np.sort(docs)
-    return out[np.concatenate(([True], out[1:] != out[:-1]))]
 
 
 def papers_using_together(atlas: Atlas, words: list[str]) -> frozenset[str]:

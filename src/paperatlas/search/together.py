@@ -32,7 +32,7 @@ from itertools import chain, compress, count
 import numpy as np
 
 from ..store import Atlas, connect, file_identity
-from .postings import postings
+from .postings import postings, sorted_unique
 
 #: ``papers_fts``'s indexed columns, FTS5 columns 1 to 5 (column 0, ``paper_id``, is not indexed)
 COLUMNS = ("title", "authors", "abstract", "keyphrases", "tldr")
@@ -195,7 +195,7 @@ def using_together(atlas: Atlas, phrases: list[tuple[str, ...]], docs: np.ndarra
         ``(m,)`` int32, sorted, no repeats: the papers of ``docs`` that pass (a paper without FTS5 row never does).
     """
     px = postings(atlas)
-    docs = np.unique(np.asarray(docs, dtype=np.int64))
+    docs = sorted_unique(np.asarray(docs, dtype=np.int64))
     rowids = px.rowid_of_paper[docs]
     rowids = rowids[rowids >= 0]
     if not len(rowids) or not phrases:
@@ -237,7 +237,7 @@ def using_together(atlas: Atlas, phrases: list[tuple[str, ...]], docs: np.ndarra
             if all(salient) or near_match(spread, lengths, near):
                 passed.append(rowid)
     out = px.paper_of_rowid[np.asarray(passed, dtype=np.int64)] if passed else np.zeros(0, np.int32)
-    return np.unique(out[out >= 0]).astype(np.int32)
+    return sorted_unique(out[out >= 0]).astype(np.int32)
 
 
 class FtsWorker:
@@ -279,11 +279,23 @@ class FtsWorker:
         self._con.close()
 
     def _run(self, expressions: list[str]) -> list[int]:
-        out: list[int] = []
-        for expr in expressions:
-            out.extend(r[0] for r in self._con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?",
-                                                       (expr,)))
-        return out
+        return match_rowids(self._con, expressions)
+
+
+def match_rowids(con: sqlite3.Connection, expressions: list[str]) -> list[int]:
+    """Every ``papers_fts`` rowid each FTS5 expression matches, statement after statement (repeats kept).
+
+    Args:
+        con: a connection to the atlas (the atlas's own, or a :class:`FtsWorker`'s).
+        expressions: FTS5 query expressions.
+
+    Returns:
+        The rowids, in statement order.
+    """
+    out: list[int] = []
+    for expr in expressions:
+        out.extend(r[0] for r in con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?", (expr,)))
+    return out
 
 
 def fts_worker(atlas: Atlas) -> FtsWorker | None:
@@ -303,9 +315,15 @@ def fts_worker(atlas: Atlas) -> FtsWorker | None:
     def make() -> FtsWorker | None:
         try:
             worker = FtsWorker(atlas)
-            same = atlas.file_identity is not None and file_identity(atlas.path) == atlas.file_identity
         except (OSError, sqlite3.Error, ValueError):  # MalformedAtlas is a ValueError
             return None
-        return worker if same else None
+        try:
+            same = atlas.file_identity is not None and file_identity(atlas.path) == atlas.file_identity
+        except OSError:
+            same = False
+        if not same:  # opened on another file: not used, so not left open
+            worker.close()
+            return None
+        return worker
 
     return atlas.derived("fts worker", make)
