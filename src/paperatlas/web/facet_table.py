@@ -119,6 +119,25 @@ class FacetTable:
     def __len__(self) -> int:
         return len(self.status)
 
+    def order_by(self, key: str, rows: np.ndarray) -> np.ndarray:
+        """The order of ``rows`` by a sort key: highest first, ties in their given order, rows without a value last.
+
+        :func:`paperatlas.facets.sort_papers`'s order, on these columns.
+
+        Args:
+            key: ``"year"``, ``"rating"`` (mean review rating) or ``"citations"``.
+            rows: ``(m,)`` int, papers' positions in the table.
+
+        Returns:
+            ``(m,)`` int64 indices into ``rows``.
+
+        Raises:
+            KeyError: for another key.
+        """
+        col = {"year": self.year, "rating": self.rating_mean, "citations": self.citations}[key][rows]
+        missing = np.isnan(col)
+        return np.lexsort((np.arange(len(col)), -np.where(missing, 0.0, col), missing))
+
     def count(self, rows: np.ndarray) -> FacetCounts:
         """The facets of the papers at ``rows``, counted.
 

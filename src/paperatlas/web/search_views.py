@@ -116,26 +116,16 @@ def current_filters(ctx: WebContext) -> FacetFilters:
 def sort_hits(ctx: WebContext, hits: Sequence[Hit], key: str) -> Sequence[Hit]:
     """Hits by a sort key: :func:`paperatlas.facets.sort_papers`'s order, on the cached facets.
 
-    Highest first, ties in their present order, hits without a value last. Read from the facet table
-    (:class:`~paperatlas.web.facet_table.FacetTable`) once the app's warm-up has made it, else from each hit's facets.
+    Highest first, ties in their present order, hits without a value last (:meth:`FacetTable.order_by`). Read from
+    the facet table of the whole atlas once the app's warm-up has made it, else from a table of the hits' own facets.
     """
     if key == "relevance":
         return hits
     table = ctx.state.get("facet_table")
     if table is not None and isinstance(hits, HitList):
-        col = {"year": table.year, "rating": table.rating_mean, "citations": table.citations}[key][hits.docs]
-        missing = np.isnan(col)
-        return hits.take(np.lexsort((np.arange(len(col)), -np.where(missing, 0.0, col), missing)))
-
-    def value(h) -> float | None:
-        if key == "year":
-            return h.paper.year
-        f = ctx.facets_for(h.paper)
-        return f.rating_mean if key == "rating" else f.citations
-
-    keyed = [(value(h), i, h) for i, h in enumerate(hits)]
-    have = sorted((x for x in keyed if x[0] is not None), key=lambda x: (-x[0], x[1]))
-    return [h for _, _, h in have] + [h for v, _, h in keyed if v is None]
+        return hits.take(table.order_by(key, hits.docs))
+    own = FacetTable((ctx.facets_for(h.paper) for h in hits), (h.paper.year for h in hits))
+    return [hits[i] for i in own.order_by(key, np.arange(len(hits))).tolist()]
 
 
 @dataclass
