@@ -75,7 +75,7 @@ def test_csv_with_aliased_columns_tab_separated_and_semicolon_authors(tmp_path):
                     "https://openreview.net/pdf?id=6Tm1mposlrM\thttps://github.com/google-research/sam\t7.5\n")
     (p,) = sources.read(path)
     assert (p.title, p.authors, p.status) == ("Sharpness-Aware Minimization", ["Pierre Foret", "Ariel Kleiner"],
-                                              "Accept (Spotlight)")
+                                              "Spotlight")
     assert [x.kind for x in p.links] == ["openreview", "code"] and p.extra["rating_mean"] == 7.5
 
 

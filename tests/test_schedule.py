@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -118,6 +119,10 @@ def test_csv_reads_session_times_room_and_poster():
     msgs = [str(w.message) for w in caught if issubclass(w.category, SourceWarning)]
     assert len(msgs) == 1 and "neurips2025_sessions.csv:11:" in msgs[0] and "no UTC offset" in msgs[0]
     assert not any(k in papers[LATE].extra for k in ("session", "starts_at", "poster"))
+    # the decision column's wording gives the status the facets count ("Accept (poster)" is a Poster), and is
+    # kept as worded
+    assert Counter(p.status for p in papers.values()) == {"Poster": 12, "Oral": 4}
+    assert (papers[DISCO].status, papers[DISCO].extra["decision"]) == ("Oral", "Accept (oral)")
 
 
 def test_csv_time_problems_name_the_line(tmp_path):
@@ -316,6 +321,24 @@ def test_cli_prints_clashes_and_writes_ics(neurips, tmp_path):
     assert len(icalendar.Calendar.from_ical(out.read_bytes()).walk("VEVENT")) == 8
     res = CliRunner().invoke(main, ["schedule", "--db", str(neurips), "--list", "nope"])
     assert res.exit_code == 1 and "no list named 'nope'" in res.output
+
+
+def test_published_csv_keeps_sessions_times_rooms_and_posters(neurips, tmp_path):
+    out = tmp_path / "neurips_out.csv"
+    res = CliRunner().invoke(main, ["publish", "--format", "csv", "-o", str(out), "--db", str(neurips)])
+    assert res.exit_code == 0, res.output
+    keys = ("session", "starts_at", "ends_at", "timezone", "location", "poster")
+    atlas = Atlas(neurips)
+    try:
+        before = {p.title: {k: p.extra.get(k) for k in keys} for p in atlas.papers}
+    finally:
+        atlas.close()
+    after = {p.title: {k: p.extra.get(k) for k in keys} for p in read(out)}
+    assert after == before
+    assert after[NODE] == {"session": before[NODE]["session"], "starts_at": "2025-12-08T12:30:00-08:00",
+                           "ends_at": "2025-12-08T12:45:00-08:00", "timezone": "America/Los_Angeles",
+                           "location": before[NODE]["location"], "poster": before[NODE]["poster"]}
+    assert sum(v["starts_at"] is not None for v in after.values()) == 8
 
 
 def test_web_schedule_page_and_download(neurips):

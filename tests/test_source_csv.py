@@ -107,7 +107,7 @@ def test_an_external_tldr_column_is_the_authors_and_review_scores_are_facets(tmp
     (p,) = sources.read(path)
     assert p.tldr.startswith("Motivated by the connection") and p.tldr_method == AUTHOR_TLDR
     assert p.extra["ratings"] == [8.0, 7.0, 7.0, 7.0] and p.extra["confidences"] == [4.0, 3.0, 4.0, 3.0]
-    assert (p.status, p.extra["decision"], p.venue) == ("Accept (Spotlight)", "Accept (Spotlight)", "ICLR 2021")
+    assert (p.status, p.extra["decision"], p.venue) == ("Spotlight", "Accept (Spotlight)", "ICLR 2021")
     assert p.extra["arxiv_id"] == "2010.01412" and p.links[0].url == "https://arxiv.org/abs/2010.01412"
 
 

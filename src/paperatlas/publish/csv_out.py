@@ -9,7 +9,9 @@ the listing gives no value (never 0); ``has_code`` is ``yes``/``no``.
 List fields (``authors``, ``keyphrases``, ``institutions``) are joined with ``"; "``; ``keyphrases`` falls back to
 the listing's given keyphrases; missing numbers (``year``, ``topic_id``, ``x``, ``y``) are empty cells; ``paper_url``
 and ``code_url`` hold only http(s) and DOI links (:func:`paperatlas.text.safe_url`; placeholder links with an empty URL
-and any other link are skipped).
+and any other link are skipped). The last columns say when and where the paper is presented (``session``,
+``starts_at``/``ends_at`` in ISO 8601 with their UTC offset, ``timezone``, ``location``, ``poster``), empty when the
+listing does not say.
 
 A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so a
 spreadsheet shows it as text instead of running it as a formula (OWASP's CSV-injection guidance); numbers (``year``,
@@ -29,10 +31,13 @@ from ._common import code_link, paper_link, second_link
 
 FORMAT = "csv"
 
+#: When and where the paper is presented (:data:`paperatlas.model.EXTRA_KEYS`; the CSV reader reads them back).
+PRESENTATION = ("session", "starts_at", "ends_at", "timezone", "location", "poster")
+
 #: Column order of the CSV output.
 COLUMNS = ("id", "title", "authors", "venue", "year", "status", "track", "topic_id", "topic_label", "tldr",
            "keyphrases", "paper_url", "code_url", "x", "y", "abstract", "rating_mean", "rating_spread", "n_reviews",
-           "confidence_mean", "decision", "citations", "has_code", "institutions", "pdf_url")
+           "confidence_mean", "decision", "citations", "has_code", "institutions", "pdf_url", *PRESENTATION)
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP CSV injection).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -104,5 +109,6 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
             p.abstract,
             *_facet_cells(p),
             second_link(p),
+            *(str(p.extra.get(k) or "") for k in PRESENTATION),
         )])
     return buf.getvalue()

@@ -203,6 +203,34 @@ class FetchCache:
         return SourceError(self.label, None, f"cannot reach {service}: {err}; {how}")
 
 
+#: Words of a decision that name the presentation it was accepted for, first match wins (OpenReview's wordings:
+#: "Accept (Oral)", "Accept: notable-top-5%" (ICLR 2023's oral), "Accept: notable-top-25%" (its spotlight),
+#: "Accept (poster)").
+STATUS_WORDS = (("oral", "Oral"), ("notable-top-5%", "Oral"), ("spotlight", "Spotlight"),
+                ("notable-top-25%", "Spotlight"), ("poster", "Poster"))
+
+
+def decision_status(decision: str) -> str:
+    """The status a decision as a venue words it gives (see :attr:`paperatlas.model.Paper.status`).
+
+    Args:
+        decision: The decision text, e.g. ``"Accept (poster)"``, ``"Accept: notable-top-25%"``, ``"Reject"``.
+
+    Returns:
+        ``"Withdrawn"``, ``"Rejected"``, the presentation of an acceptance (``"Oral"``, ``"Spotlight"``,
+        ``"Poster"``, see :data:`STATUS_WORDS`) or ``"Accepted"`` when it names none; ``""`` for any other text
+        (e.g. ICLR 2018's "Invite to Workshop Track": decided, not accepted). Raises nothing.
+    """
+    d = decision.lower()
+    if "withdraw" in d:
+        return "Withdrawn"
+    if "reject" in d:
+        return "Rejected"
+    if "accept" in d or "notable" in d:
+        return next((status for word, status in STATUS_WORDS if word in d), "Accepted")
+    return ""
+
+
 _DOI_RE = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
 # New-style (2007+) arXiv ids with an optional version, and old-style archive/number ids.
 _ARXIV_RE = re.compile(r"(?:arxiv\.org/(?:abs|pdf|html)/|arxiv:\s*|^)"

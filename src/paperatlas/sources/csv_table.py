@@ -6,8 +6,10 @@ by common aliases (:data:`COLUMNS`): "Paper Title" or "Title" -> title; "Author(
 ``;``, or on ``,``/`` and `` when no ``;`` is present; Zotero's "Last, First; Last, First" is turned around);
 "Abstract"; "Year"; "Venue"/"Conference"/"Journal" (normalised by :func:`.bibtex.venue_label`: ``ICLR`` + year 2021 ->
 ``ICLR 2021``); "DOI"; "URL"/"Link"/"PDF"/"paper_url" (a bare arXiv id becomes its arxiv.org link) and
-"Code"/"GitHub"/"code_url" -> links (every such column); "Decision"/"Status" -> status, and a "Decision" column also
-``extra["decision"]`` (numeric decision codes, as some scraped tables have, are dropped); "Track"; "Keywords"
+"Code"/"GitHub"/"code_url" -> links (every such column); "Decision"/"Status" -> status, a decision's wording made
+the status it gives (:func:`._common.decision_status`: "Accept (poster)" -> ``Poster``, "Reject" -> ``Rejected``),
+and a "Decision" column also ``extra["decision"]`` as worded (numeric decision codes, as some scraped tables have,
+are dropped); "Track"; "Keywords"
 (``;``/``,``-separated, or a Python list as pandas writes one: ``['a', 'b']``); "Affiliations"/"institutions"
 (``;``-separated); "TL;DR" -> the authors' TL;DR (kept by the build), except in paperatlas's own export, whose TL;DRs
 were generated. The facet columns ``publish --format csv`` writes are read back into :attr:`Paper.extra` where they
@@ -32,7 +34,7 @@ import io
 import re
 
 from ..model import AUTHOR_TLDR, Link, Paper, SourceError
-from ._common import arxiv_id, bibliographic_paper, skip_record, venue_from_filename
+from ._common import arxiv_id, bibliographic_paper, decision_status, skip_record, venue_from_filename
 from ._presentation import presentation
 from .bibtex import venue_label
 
@@ -205,7 +207,7 @@ def _row_paper(rec: dict[str, str], path: str, line: int, venue: str, year: int 
         year=row_year, venue=venue_label(rec.get("venue") or venue, row_year),
         abstract=_unescape(rec.get("abstract", "")), doi=rec.get("doi", ""), urls=_urls(rec.get("url", "")),
         keywords=_split_list(_unescape(rec.get("keywords", ""))),
-        status=status or decision)
+        status=decision_status(status or decision) or status or decision)
     p.track = rec.get("track", "")
     for url in _urls(rec.get("code", "")):
         if url.startswith(("http://", "https://")) and all(x.url != url for x in p.links):

@@ -29,7 +29,7 @@ import time
 
 from ..model import AUTHOR_TLDR, Link, Paper, SourceError, SourceRef
 from ..text import classify_link
-from ._common import FetchCache, offline, skip_record, venue_name
+from ._common import STATUS_WORDS, FetchCache, decision_status, offline, skip_record, venue_name
 
 FORMAT = "openreview"
 SCHEME = "openreview"
@@ -47,8 +47,6 @@ _TLDR_KEYS = ("TLDR", "TL;DR", "tldr", "one-sentence_summary")
 _RATING_KEYS = ("rating", "recommendation", "overall_recommendation", "overall_assessment", "overall_rating")
 _CODE_KEYS = ("code", "code_link", "code_url")
 # Decision words -> status, in the order they are looked for (ICLR 2023 said "notable-top-5%" for orals).
-_STATUS_WORDS = (("oral", "Oral"), ("notable-top-5%", "Oral"), ("spotlight", "Spotlight"),
-                 ("notable-top-25%", "Spotlight"), ("poster", "Poster"))
 _ACCEPTED = ("Oral", "Spotlight", "Poster", "Accepted")
 
 
@@ -147,14 +145,12 @@ def _status(decision: str, venue_text: str, venueid: str, venue_id: str) -> str:
         return "Withdrawn"
     if any("reject" in x for x in (d, v, where)):
         return "Rejected"
-    if "accept" in d or "notable" in d:
-        return next((status for word, status in _STATUS_WORDS if word in d), "Accepted")
-    if decision:  # e.g. ICLR 2018's "Invite to Workshop Track": decided, not accepted
-        return ""
+    if decision:  # an acceptance's presentation; "" for ICLR 2018's "Invite to Workshop Track" (not accepted)
+        return decision_status(decision)
     # v2 moves an accepted paper to the venue's own id and names its track: "ICLR 2024 oral"; submissions under
     # review are "Submitted to ICLR 2025" / "ICLR 2025 Conference Submission".
     if venueid and venueid == venue_id or re.search(r"\b(?:19|20)\d\d\b", v) and not re.search(r"submi", v):
-        return next((status for word, status in _STATUS_WORDS if word in v), "Accepted")
+        return next((status for word, status in STATUS_WORDS if word in v), "Accepted")
     return ""
 
 
