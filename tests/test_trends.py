@@ -122,6 +122,18 @@ def test_a_single_year_atlas_gets_a_clear_error(sample_atlas):
     assert "Traceback" not in res.output
 
 
+def test_trends_page_offers_the_last_ten_years_only_to_an_atlas_that_spans_more(nips_db, sample_atlas):
+    from paperatlas.web import create_app
+
+    client = create_app(nips_db, preload_model=False).test_client()
+    page = client.get("/trends").get_data(as_text=True)
+    assert "The last ten years (since 2007)" in page  # 1988-2016
+    page = client.get("/trends?since=2007").get_data(as_text=True)
+    assert "since 2007</strong>" in page and "All years</a>" in page
+    one_year = create_app(sample_atlas, preload_model=False).test_client().get("/trends").get_data(as_text=True)
+    assert "trends need at least 3 years" in one_year and "last ten years" not in one_year
+
+
 def test_too_high_min_papers_and_one_venue_say_what_is_wrong(nips_db):
     res = _trends_cli("--db", str(nips_db), "--min-papers", "41")  # every year has 40 papers
     assert res.exit_code == 1 and "this atlas has 0 (1988: 40" in res.output

@@ -62,7 +62,8 @@ def register(app: Flask, ctx: WebContext) -> None:
         top = ctx.int_arg("top", TOP, hi=50)
         since = ctx.int_arg("since", None, lo=0, hi=9999)
         years = [p.year for p in atlas.papers if p.year is not None]
-        decade = max(years) - 9 if years else None
+        # "the last ten years" only where the atlas reaches back further than that
+        decade = max(years) - 9 if years and min(years) < max(years) - 9 else None
         try:
             areas = atlas_trends(atlas, "area", since=since)
             topics = atlas_trends(atlas, "topic", since=since)
