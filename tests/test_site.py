@@ -53,6 +53,11 @@ def test_site_layout_and_first_load_size(site, sample_atlas):
     assert "map.html" in index and "plotly" not in index.lower()
     assert not re.search(r"""(?:src|href)=["'](?:https?:)?//""", index)  # no CDN
     assert 0 < first_load_bytes(site) < LIMIT
+    # Plotly.js ships once, for the map and the trend charts: the map loads the site's copy
+    plotly = (site / "assets" / "plotly.min.js").read_text(encoding="utf-8")
+    the_map = (site / "map.html").read_text(encoding="utf-8")
+    assert len(plotly) > 1_000_000 and '<script src="assets/plotly.min.js"></script>' in the_map
+    assert len(the_map) < 200_000 and plotly[:2000] not in the_map
 
 
 def test_site_escapes_text_and_drops_unsafe_links(tmp_path):

@@ -36,7 +36,7 @@ def _inline(text: str, closing: str, what: str) -> Markup:
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
            title: str = "", nav: list[tuple[str, str]] | None = None, paper_href: str = "",
-           topic_href: str = "") -> str:
+           topic_href: str = "", plotly_src: str = "") -> str:
     """Render the papers as one self-contained interactive map page (see the module docstring).
 
     Args:
@@ -48,6 +48,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         paper_href: a paper page's URL with ``__ID__`` for its id (clicks open it there); ``""``: the paper's own
             link, in a new tab.
         topic_href: a topic page's URL with ``__ID__`` for its id (clicking a map label opens it); ``""``: none.
+        plotly_src: a relative URL of ``plotly.min.js`` to load instead of inlining it (the static site's
+            ``assets/plotly.min.js``, shared with its trend charts); ``""``: inlined, a page that stands alone.
 
     Returns:
         The HTML text (rendered with :data:`._common.ENV`, template ``map.html``).
@@ -59,13 +61,13 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         ValueError: an inlined asset would end its ``<script>``/``<style>`` element early.
     """
     payload = map_payload(papers, topics)
-    plotly_js = plotly_js_path().read_text(encoding="utf-8")
+    plotly_js = "" if plotly_src else plotly_js_path().read_text(encoding="utf-8")
     html = ENV.get_template("map.html").render(
         title=title or "Map of papers",
         n_papers=len(payload["ids"]), n_areas=len(payload["areas"]), n_subtopics=len(payload["topics"]),
         n_unmapped=payload["n_unmapped"],
         data_json=Markup(htmlsafe_json(payload)),
-        plotly_js=_inline(plotly_js, "</script", "plotly.min.js"),
+        plotly_js=_inline(plotly_js, "</script", "plotly.min.js"), plotly_src=plotly_src,
         map_js=_inline(static_text("atlasmap.js"), "</script", "atlasmap.js"),
         map_css=_inline(static_text("atlasmap.css"), "</style", "atlasmap.css"),
         nav=nav or [], mount_options=Markup(htmlsafe_json({"paperHref": paper_href, "topicHref": topic_href})),

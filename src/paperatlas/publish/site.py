@@ -27,10 +27,11 @@ Layout of ``DIR``::
     trends.html         topic trends over the years (:mod:`._trends`): the fastest rising and falling sub-topics and
                         the areas, charts (Plotly.js copied to assets/plotly.min.js, ``trendchart.js``) and tables
                         of slopes with 95 % intervals; topic pages show their own chart. An atlas of fewer than 3
-                        years says so instead (no Plotly copied)
+                        years says so instead
     author/<key>.html   one page per author (:func:`paperatlas.authors.author_index`): their papers, co-authors
-    map.html            the self-contained interactive map of :mod:`.map_html` (Plotly inlined, ~5 MB; not loaded
-                        by the first page) with the site's navigation; its points open the paper pages
+    map.html            the interactive map of :mod:`.map_html` with the site's navigation (not loaded by the first
+                        page); its points open the paper pages
+    assets/plotly.min.js  Plotly.js (~4.8 MB, from the ``plotly`` package), once, for the map and the trend charts
 
 Every page has the navigation bar Search · All papers · Topics · Map · Trends · Bookmarks (:data:`SITE_NAV`).
 
@@ -232,8 +233,8 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
             topic=topic_ref(topic), area=topic_ref(area), related=rel))
 
     trends = published_trends(papers, topics)
-    if trends.topics is not None:  # the charts' Plotly.js, once for every page (a <script src> works from file://)
-        shutil.copyfile(plotly_js_path(), out / "assets" / "plotly.min.js")
+    # Plotly.js once, for the map and the trend charts (a <script src> works from file://)
+    shutil.copyfile(plotly_js_path(), out / "assets" / "plotly.min.js")
     _write(out / "trends.html", ENV.get_template("site/trends.html").render(title=title, root="",
                                                                              **site_page_args(trends)))
     page = ENV.get_template("site/topic.html")
@@ -271,7 +272,8 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
                                                                 and t.id != a.id), key=lambda t: (-t.size, t.id))]}
                                      for a in areas]))
     _write(out / "map.html", map_html.render(papers, topics, related, title=f"{title} — map", nav=SITE_NAV,
-                                             paper_href="paper/__ID__.html", topic_href="topic/__ID__.html"))
+                                             paper_href="paper/__ID__.html", topic_href="topic/__ID__.html",
+                                             plotly_src="assets/plotly.min.js"))
 
 
 def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topic],
