@@ -195,11 +195,3 @@ def get_embedder(name: str = DEFAULT_MODEL, precision: str = "auto") -> Embedder
     if key not in _CACHE:
         _CACHE[key] = MiniLMEmbedder(precision=precision)
     return _CACHE[key]
-
-
-def release_embedders() -> None:
-    """Forget the models :func:`get_embedder` loaded, so their memory can be freed (the next call loads again).
-
-    A large build calls this once its papers are embedded: the topic stage after it needs the memory more.
-    """
-    _CACHE.clear()
