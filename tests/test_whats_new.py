@@ -141,3 +141,29 @@ def test_the_cli_the_exports_and_the_web_page_show_the_same_digest(nips, tmp_pat
     titles = re.findall(r'class="ptitle" href="[^"]+">([^<]+)</a>', html)
     assert titles == [str(escape(p.title)) for p in top]
     assert client.get("/new", query_string={"build": 9}).status_code == 404
+
+
+def test_after_the_first_build_every_paper_is_new_and_the_page_says_why(sample_atlas):
+    atlas = Atlas(sample_atlas)
+    try:
+        digest = whats_new(atlas, limit=None)
+        n = len(atlas.papers)
+    finally:
+        atlas.close()
+    assert digest.everything_new and digest.n_new == n == 60
+    assert "Build again with a newer listing" in digest.everything_new_note
+    html = create_app(sample_atlas, preload_model=False).test_client().get("/new").get_data(as_text=True)
+    assert 'id="everythingnew"' in html and f"so all {n} are new" in html
+    res = CliRunner().invoke(main, ["new", "--db", str(sample_atlas), "--limit", "3"])
+    assert res.exit_code == 0 and f"so all {n} are new" in res.output
+
+
+def test_a_build_that_adds_papers_is_not_called_everything_new(nips):
+    atlas = Atlas(nips[0])
+    try:
+        digest = whats_new(atlas)
+    finally:
+        atlas.close()
+    assert not digest.everything_new and digest.everything_new_note == ""
+    html = create_app(nips[0], preload_model=False).test_client().get("/new").get_data(as_text=True)
+    assert 'id="everythingnew"' not in html

@@ -90,6 +90,20 @@ class Digest:
     n_liked: int = 0
     atlas_growth: float = 0.0
 
+    @property
+    def everything_new(self) -> bool:
+        """Whether every paper of the atlas came with this build (its first build): all of them are new."""
+        return self.build is not None and self.n_new > 0 and self.build.n_papers == self.n_new
+
+    @property
+    def everything_new_note(self) -> str:
+        """What to say when :attr:`everything_new`: why every paper is listed, and when that changes (else ``""``)."""
+        if not self.everything_new:
+            return ""
+        return (f"Every paper of the atlas came with build {self.build.id}, so all {self.n_new} are new. Build "
+                "again with a newer listing (paperatlas build old.json new.json) and only the papers it adds show "
+                "here.")
+
 
 def new_builds(atlas: Atlas) -> list[BuildEntry]:
     """The recorded builds of ``atlas`` that added papers, oldest first.

@@ -46,6 +46,8 @@ def new_command(db, build_id, limit, list_builds):
     ranked = f"ranked for your {digest.n_liked} liked papers" if digest.n_liked else \
         "by topic (like papers to have them ranked for you)"
     click.echo(click.style(f"Build {b.id}{when}: {digest.n_new} new papers of {b.n_papers}, {ranked}", bold=True))
+    if digest.everything_new:
+        click.echo(digest.everything_new_note)
     if digest.grown:
         click.echo(f"\nTopics that grew faster than the atlas (+{digest.atlas_growth:.0%}):")
         for g in digest.grown[:8]:

@@ -35,6 +35,8 @@ def render_digest(digest: Digest, atlas: Atlas, title: str = "") -> str:
     ranked = f", ranked for your {digest.n_liked} liked papers" if digest.n_liked else \
         " (like papers to have them ranked for you)"
     out += [f"Build {b.id}{when} added **{digest.n_new}** papers ({b.n_papers} in the atlas){ranked}.", ""]
+    if digest.everything_new:
+        out += [escape_md(digest.everything_new_note), ""]
     if digest.grown:
         out += ["## Topics that grew", "", f"Faster than the atlas as a whole (+{digest.atlas_growth:.0%}):", ""]
         for g in digest.grown[:MAX_GROWN]:
