@@ -36,6 +36,7 @@ REAL = {
     "acl-anthology": (FIXTURES / "sources" / "acl" / "2022.acl.xml", "2022.acl.xml"),
     "arxiv": (FIXTURES / "sources" / "arxiv" / "query.atom", "query.atom"),
     "csv": (FIXTURES / "sources" / "csv" / "papers.csv", "papers.csv"),
+    "virtual-site": (FIXTURES / "schedule" / "neurips2025_orals_posters.json", "neurips-2025-orals-posters.json"),
 }
 FUZZ = settings(derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -44,6 +44,7 @@ from . import (
     paperlists_json,
     paperlists_md,
     ris,
+    virtual_site,
 )
 from ._common import RecordSkipped, SourceWarning
 
@@ -56,6 +57,7 @@ READERS = {
     "csl-json": csl_json,
     "openreview": openreview,
     "paperlists-json": paperlists_json,
+    "virtual-site": virtual_site,
     "dblp": dblp,
     "bibtex": bibtex,
     "ris": ris,

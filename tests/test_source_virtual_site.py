@@ -1,0 +1,139 @@
+"""The virtual-site reader: a conference's orals-posters JSON export (NeurIPS 2025 records) into papers with times.
+
+Fixture ``fixtures/schedule/neurips2025_orals_posters.json`` (see ``fixtures/schedule/README.md``): three records of
+the NeurIPS 2025 export as recorded by the public neurips-abstracts project, records made in its format for ICLR 2021
+papers of the CSV fixture, a second (poster) presentation of the oral DisCO, and a record without a name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from paperatlas import readinglist as rl
+from paperatlas import sources
+from paperatlas.build import build
+from paperatlas.cli import main
+from paperatlas.model import SourceError
+from paperatlas.schedule import reading_plan
+from paperatlas.sources import SourceWarning
+from paperatlas.store import Atlas
+from test_schedule import AGAC, COLORING, DISCO, FIX, GON, HOPFIELD, MISS_REID, NEURIPS_CSV, PBVF
+
+EXPORT = FIX / "neurips2025_orals_posters.json"
+PRESENTATION = ("session", "starts_at", "ends_at", "location", "poster")
+
+
+class HashEmbedder:
+    """A deterministic stand-in for the embedding model: hashed bag of words, L2-normalised, MiniLM's size."""
+
+    name = "test-hash-embedder"
+    dim = 384
+
+    def encode(self, texts, progress=None):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for w in text.lower().split():
+                out[i, int(hashlib.md5(w.encode()).hexdigest()[:8], 16) % self.dim] += 1.0
+            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
+        if progress:
+            progress(len(texts))
+        return out
+
+
+def _read(path=EXPORT, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        papers = sources.read(path, **kw)
+    return {p.title: p for p in papers}, [str(w.message) for w in caught if issubclass(w.category, SourceWarning)]
+
+
+def test_the_export_is_detected_and_read_with_times_rooms_and_posters():
+    assert sources.detect_format(EXPORT) == "virtual-site"
+    papers, msgs = _read()
+    assert len(papers) == 8
+    assert msgs == [f"{EXPORT}:record 9: missing or empty 'name' (the paper's title)"]
+    c = papers[COLORING]
+    assert (c.venue, c.year, c.status, c.extra["decision"]) == ("NeurIPS 2025", 2025, "Poster", "Accept (poster)")
+    assert c.authors[:2] == ["Miaomiao Huang", "Yuhai Zhao"] and len(c.authors) == 7
+    assert c.affiliations == ["Northeastern University", "Singapore Institute of Technology",
+                              "Pennsylvania State University"]
+    assert {k: c.extra[k] for k in PRESENTATION} == {
+        "session": "San Diego Poster Session 6", "starts_at": "2025-12-05T16:30:00-08:00",
+        "ends_at": "2025-12-05T19:30:00-08:00", "location": "Exhibit Hall C,D,E", "poster": "#2504"}
+    assert c.extra["primary_area"] == "General Machine Learning->Representation Learning"
+    assert [(x.kind, x.url) for x in c.links] == [("openreview", "https://openreview.net/forum?id=7HVADbW8fh"),
+                                                  ("other", "https://neurips.cc/virtual/2025/poster/119718")]
+    assert c.sources[0].native_id == "119718"
+    d = papers[DISCO]
+    assert "Texas A&M University" in d.affiliations  # the export's "Texas A&amp;M" decoded
+    assert papers[HOPFIELD].given_keyphrases == ["Hopfield networks", "attention"]
+
+
+def test_a_talk_and_its_poster_are_one_paper_with_the_talks_time():
+    papers, _ = _read()
+    d = papers[DISCO]
+    assert (d.status, d.extra["session"], d.extra["starts_at"], d.extra["location"]) == (
+        "Oral", "Oral Session 17", "2025-12-08T12:15:00-08:00", "Ballroom C")
+    assert "poster" not in d.extra  # the poster board belongs to the other presentation
+    records = json.loads(EXPORT.read_text())["results"]
+    assert sum(r.get("paper_url") == "https://openreview.net/forum?id=1kPO9vCRbg" for r in records) == 2
+    assert list(papers) == [COLORING, MISS_REID, DISCO, HOPFIELD, AGAC, GON, PBVF,
+                            "Net-DNF: Effective Deep Modeling of Tabular Data"]  # the order of first records
+
+
+def test_the_export_and_its_csv_flattening_give_the_same_presentations():
+    json_papers, _ = _read()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SourceWarning)
+        csv_papers = {p.title: p for p in sources.read(NEURIPS_CSV)}
+    shared = [t for t in json_papers if t in csv_papers]
+    assert len(shared) == 8
+    for t in shared:
+        a, b = json_papers[t], csv_papers[t]
+        assert (a.status, a.authors) == (b.status, b.authors), t
+        assert {k: a.extra.get(k) for k in PRESENTATION} == {k: b.extra.get(k) for k in PRESENTATION}, t
+
+
+def test_malformed_exports_name_the_file_and_record(tmp_path):
+    with pytest.raises(SourceError, match=r"record 9: missing or empty 'name'"):
+        sources.read(EXPORT, strict=True)
+    bad = tmp_path / "neurips-2025-orals-posters.json"
+    bad.write_text('{"count": 1, "results": {"name": "x", "eventtype": "Poster"}}')
+    with pytest.raises(SourceError, match=r"expected a JSON object with a 'results' array"):
+        sources.read(bad, format="virtual-site")
+    records = json.loads(EXPORT.read_text())
+    records["results"][0]["authors"] = "Miaomiao Huang"
+    bad.write_text(json.dumps(records))
+    with pytest.raises(SourceError, match=r"record 0: field 'authors' is a JSON str, expected an array"):
+        sources.read(bad, strict=True)
+    papers, msgs = _read(bad)
+    assert COLORING not in papers and len(papers) == 7 and any("record 0" in m for m in msgs)
+
+
+def test_an_atlas_built_from_the_export_plans_the_liked_papers_talks(tmp_path):
+    db = tmp_path / "neurips.db"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SourceWarning)
+        build([EXPORT], db, embedder=HashEmbedder(), n_topics=2)
+    atlas = Atlas(db)
+    try:
+        ids = {p.title: p.id for p in atlas.papers}
+    finally:
+        atlas.close()
+    for t in (DISCO, AGAC, PBVF):
+        rl.rate(db, ids[t], 1)
+    atlas = Atlas(db)
+    try:
+        plan = reading_plan(atlas)
+    finally:
+        atlas.close()
+    assert [s.paper.title for s in plan.timed] == [PBVF, DISCO, AGAC]
+    assert plan.clashes == [[ids[DISCO], ids[AGAC]]]  # two talks of Oral Session 17 overlap
+    res = CliRunner().invoke(main, ["schedule", "--db", str(db)])
+    assert res.exit_code == 0 and "3 papers on your reading list: 3 with a time, 1 clash" in res.output
