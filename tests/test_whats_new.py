@@ -79,8 +79,34 @@ def test_without_likes_the_new_papers_come_by_topic_biggest_first(nips):
     sizes = [len(members) for _, members in digest.groups]
     assert digest.n_liked == 0 and sizes == sorted(sizes, reverse=True) and sum(sizes) == 200
     assert all(n.score is None and n.reason.startswith("new in ") for n in digest.papers)
-    grown = digest.grown
-    assert grown and all(g.excess > 0 for g in grown) and digest.atlas_growth == pytest.approx(200 / 160)
+    assert digest.atlas_growth == pytest.approx(200 / 160)
+
+
+def test_topics_that_grew_are_those_beyond_chance(nips):
+    from scipy.stats import binomtest
+
+    db, _ = nips
+    atlas = Atlas(db)
+    digest = whats_new(atlas, liked=[], disliked=[])
+    new_ids = {p.id for p in atlas.papers if first_builds(atlas.con).get(p.id) == 2}
+    share = 200 / 360
+    counts = {}
+    for p in atlas.papers:
+        if p.topic_id is not None:
+            n_new, n_old = counts.get(p.topic_id, (0, 0))
+            counts[p.topic_id] = (n_new + (p.id in new_ids), n_old + (p.id not in new_ids))
+    more_than_expected = {tid for tid, (n, old) in counts.items() if n - share * (n + old) > 0}
+    p_of = {tid: binomtest(n, n + old, share, alternative="greater").pvalue for tid, (n, old) in counts.items()}
+    grown = {g.topic.id for g in digest.grown}
+    # listed: exactly the topics with p < 0.05; more topics gained some share, by chance
+    assert grown == {tid for tid in more_than_expected if p_of[tid] < 0.05}
+    assert grown and len(more_than_expected) > len(grown)
+    assert all(g.p_value == pytest.approx(p_of[g.topic.id]) for g in digest.grown)
+    assert digest.n_tested == sum(n > 0 for n, _ in counts.values())
+    assert f"Of the {digest.n_tested} topics with new papers" in digest.growth_note
+    html = create_app(db, preload_model=False).test_client().get("/new").get_data(as_text=True)
+    assert 'id="growthnote"' in html and all(str(escape(atlas.topic_label(t))) in html for t in grown)
+    atlas.close()
 
 
 def test_a_corrected_title_is_not_announced_again_and_keeps_what_the_reader_wrote(nips, tmp_path):

@@ -49,10 +49,12 @@ def new_command(db, build_id, limit, list_builds):
     if digest.everything_new:
         click.echo(digest.everything_new_note)
     if digest.grown:
-        click.echo(f"\nTopics that grew faster than the atlas (+{digest.atlas_growth:.0%}):")
+        click.echo("\nTopics that grew:")
+        click.echo(f"  ({digest.growth_note})")
         for g in digest.grown[:8]:
             how = "new topic" if g.appeared else f"+{g.n_new / g.n_before:.0%}"
-            click.echo(f"  {atlas.topic_label(g.topic.id)}: {g.n_new} new ({how}, {g.excess:+.0f} beyond its share)")
+            click.echo(f"  {atlas.topic_label(g.topic.id)}: {g.n_new} new ({how}, {g.excess:+.0f} beyond its share, "
+                       f"p = {g.p_value:.2g})")
     for topic, members in digest.groups:
         label = atlas.topic_label(topic.id) if topic is not None else "No topic"
         click.echo("\n" + click.style(label, bold=True))

@@ -38,11 +38,11 @@ def render_digest(digest: Digest, atlas: Atlas, title: str = "") -> str:
     if digest.everything_new:
         out += [escape_md(digest.everything_new_note), ""]
     if digest.grown:
-        out += ["## Topics that grew", "", f"Faster than the atlas as a whole (+{digest.atlas_growth:.0%}):", ""]
+        out += ["## Topics that grew", "", escape_md(digest.growth_note), ""]
         for g in digest.grown[:MAX_GROWN]:
             how = "new topic" if g.appeared else f"+{g.n_new / g.n_before:.0%}"
             out.append(f"- **{escape_md(atlas.topic_label(g.topic.id))}**: {g.n_new} new ({how}, {g.excess:+.0f} "
-                       f"beyond its share; {g.n_new + g.n_before} papers)")
+                       f"beyond its share, p = {g.p_value:.2g}; {g.n_new + g.n_before} papers)")
         out.append("")
     shown = len(digest.papers)
     more = f" (the best {shown} of {digest.n_new})" if shown < digest.n_new else ""
