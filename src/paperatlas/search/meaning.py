@@ -54,6 +54,14 @@ def graph(atlas: Atlas) -> NeighbourIndex | None:
     return None if index.exact else index
 
 
+def scan_is_cheaper(n_wanted: int, n_rows: int) -> bool:
+    """Whether the cosines at ``n_wanted`` of ``n_rows`` rows are cheaper as one scan of every row than gathered.
+
+    The rule :func:`cosines_at` and :class:`Gathered` share: more than :data:`GATHER_SHARE` of the rows.
+    """
+    return n_wanted > GATHER_SHARE * n_rows
+
+
 def cosines_at(vectors: np.ndarray, v: np.ndarray, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``vectors @ v`` at ``rows`` (``-inf`` elsewhere in a new array), by gathering or, for many rows, a scan.
 
@@ -69,7 +77,7 @@ def cosines_at(vectors: np.ndarray, v: np.ndarray, rows: np.ndarray, out: np.nda
     """
     if out is None:
         out = np.full(len(vectors), -np.inf, dtype=np.float32)
-    if len(rows) > GATHER_SHARE * len(vectors):
+    if scan_is_cheaper(len(rows), len(vectors)):
         out[:] = np.vecdot(vectors, v)
     elif len(rows):
         rows = np.sort(np.asarray(rows, dtype=np.int64))
@@ -94,7 +102,7 @@ class Gathered:
         self.vectors = vectors
         #: ``(m,)`` int64, the rows, sorted, no repeats
         self.rows = sorted_unique(np.asarray(rows, dtype=np.int64))
-        self._block = vectors[self.rows] if len(self.rows) <= GATHER_SHARE * len(vectors) else None
+        self._block = None if scan_is_cheaper(len(self.rows), len(vectors)) else vectors[self.rows]
 
     def cosines(self, v: np.ndarray) -> np.ndarray:
         """``vectors @ v`` at the rows (``np.vecdot``, as :func:`cosines_at`), ``-inf`` elsewhere.

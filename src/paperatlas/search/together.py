@@ -25,7 +25,7 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain, compress, count
 
@@ -91,6 +91,26 @@ WARM_PAPERS = 10_000
 WARM_CHUNK = 2000
 
 
+def fts_texts(con, rowids: np.ndarray, pause: Callable[[], None] | None = None) -> Iterator[tuple]:
+    """The stored text of FTS5 rows: ``(rowid, *COLUMNS)`` tuples, read :data:`READ_CHUNK` rows per statement.
+
+    Args:
+        con: a connection to the atlas (``sqlite3.Connection``).
+        rowids: ``(n,)`` int, ``papers_fts`` rowids (rows come in the order SQLite reads them, per chunk).
+        pause: called before each statement (a web app's warm-up waits there while requests are answered).
+
+    Yields:
+        ``(rowid, title, ..., tldr)``: one tuple per row found, texts ``None`` where empty.
+    """
+    cur = con.cursor()
+    cur.row_factory = None
+    sql = f"SELECT rowid, {', '.join(COLUMNS)} FROM papers_fts WHERE rowid IN (SELECT value FROM json_each(?))"
+    for lo in range(0, len(rowids), READ_CHUNK):
+        if pause is not None:
+            pause()
+        yield from cur.execute(sql, (json.dumps(rowids[lo:lo + READ_CHUNK].tolist()),)).fetchall()
+
+
 def warm_pieces(atlas: Atlas, pause: Callable[[], None] | None = None, n_papers: int = WARM_PAPERS) -> int:
     """Tokenize the text pieces of ``n_papers`` papers spread over the atlas before anyone searches.
 
@@ -114,16 +134,10 @@ def warm_pieces(atlas: Atlas, pause: Callable[[], None] | None = None, n_papers:
     rowids = np.sort(px.rowid_of_paper[px.rowid_of_paper >= 0])
     pick = rowids[:: max(1, len(rowids) // n_papers)][:n_papers]
     pieces: set[str] = set()
-    cur = px.con.cursor()
-    cur.row_factory = None
-    for lo in range(0, len(pick), READ_CHUNK):
-        if pause is not None:
-            pause()
-        for row in cur.execute(f"SELECT {', '.join(COLUMNS)} FROM papers_fts WHERE rowid IN "
-                               "(SELECT value FROM json_each(?))", (json.dumps(pick[lo:lo + READ_CHUNK].tolist()),)):
-            for text in row:
-                if text:
-                    pieces.update(_PIECE.findall(text))
+    for _, *texts in fts_texts(px.con, pick, pause):
+        for text in texts:
+            if text:
+                pieces.update(_PIECE.findall(text))
     tok = tokens_of(atlas)
     ordered = sorted(pieces)
     for lo in range(0, len(ordered), WARM_CHUNK):
@@ -202,40 +216,34 @@ def using_together(atlas: Atlas, phrases: list[tuple[str, ...]], docs: np.ndarra
         return np.zeros(0, dtype=np.int32)
     wanted = frozenset(chain.from_iterable(phrases))
     lengths = [len(p) for p in phrases]
-    cur = px.con.cursor()
-    cur.row_factory = None
-    sql = (f"SELECT rowid, {', '.join(COLUMNS)} FROM papers_fts "
-           "WHERE rowid IN (SELECT value FROM json_each(?))")
     tok = tokens_of(atlas)
     known = tok.learn(set())
     passed: list[int] = []
-    for lo in range(0, len(rowids), READ_CHUNK):
-        rows = cur.execute(sql, (json.dumps(rowids[lo:lo + READ_CHUNK].tolist()),)).fetchall()
-        for rowid, *texts in rows:
-            spread: list[list[int]] = [[] for _ in phrases]
-            salient = [False] * len(phrases)
-            for col, text in enumerate(texts, start=1):
-                if not text:
-                    continue
-                pieces = _PIECE.findall(text)
-                try:
-                    terms = list(chain.from_iterable(map(known.__getitem__, pieces)))
-                except KeyError:  # a piece not seen yet
-                    known = tok.learn(set(pieces))
-                    terms = list(chain.from_iterable(map(known.__getitem__, pieces)))
-                at = list(compress(count(), map(wanted.__contains__, terms)))
-                if not at:
-                    continue
-                hits: dict[str, list[int]] = {}
-                for i in at:
-                    hits.setdefault(terms[i], []).append(i)
-                for k, phrase in enumerate(phrases):
-                    s = _phrase_starts(hits, phrase, col << 32)
-                    if s:
-                        spread[k].extend(s)
-                        salient[k] = salient[k] or col in SALIENT
-            if all(salient) or near_match(spread, lengths, near):
-                passed.append(rowid)
+    for rowid, *texts in fts_texts(px.con, rowids):
+        spread: list[list[int]] = [[] for _ in phrases]
+        salient = [False] * len(phrases)
+        for col, text in enumerate(texts, start=1):
+            if not text:
+                continue
+            pieces = _PIECE.findall(text)
+            try:
+                terms = list(chain.from_iterable(map(known.__getitem__, pieces)))
+            except KeyError:  # a piece not seen yet
+                known = tok.learn(set(pieces))
+                terms = list(chain.from_iterable(map(known.__getitem__, pieces)))
+            at = list(compress(count(), map(wanted.__contains__, terms)))
+            if not at:
+                continue
+            hits: dict[str, list[int]] = {}
+            for i in at:
+                hits.setdefault(terms[i], []).append(i)
+            for k, phrase in enumerate(phrases):
+                s = _phrase_starts(hits, phrase, col << 32)
+                if s:
+                    spread[k].extend(s)
+                    salient[k] = salient[k] or col in SALIENT
+        if all(salient) or near_match(spread, lengths, near):
+            passed.append(rowid)
     out = px.paper_of_rowid[np.asarray(passed, dtype=np.int64)] if passed else np.zeros(0, np.int32)
     return sorted_unique(out[out >= 0]).astype(np.int32)
 
