@@ -137,3 +137,46 @@ def test_an_atlas_built_from_the_export_plans_the_liked_papers_talks(tmp_path):
     assert plan.clashes == [[ids[DISCO], ids[AGAC]]]  # two talks of Oral Session 17 overlap
     res = CliRunner().invoke(main, ["schedule", "--db", str(db)])
     assert res.exit_code == 0 and "3 papers on your reading list: 3 with a time, 1 clash" in res.output
+
+
+def test_an_export_without_abstracts_takes_them_from_the_file_beside_it(tmp_path):
+    """ICML 2026's shape: abstracts in ``icml-2026-abstracts.json`` (event id -> text), ``event_type`` spelled so,
+    a position-paper track in ``sourceurl``, and a first page of a longer list."""
+    data = json.loads(EXPORT.read_text())
+    records = [r for r in data["results"] if r.get("name")][:4]
+    abstracts = {}
+    for r in records:
+        abstracts[str(r["id"])] = r.pop("abstract")
+        r["sourceurl"] = "https://openreview.net/group?id=ICML.cc/2026/Conference"
+        r["event_type"] = r.pop("eventtype")
+        r.pop("decision")
+    records[3]["sourceurl"] = "https://openreview.net/group?id=ICML.cc/2026/Position_Paper_Track"
+    export = tmp_path / "icml-2026-orals-posters.json"
+    export.write_text(json.dumps({"count": 9, "next": "/static/virtual/data/icml-2026-orals-posters.json?page=2",
+                                  "results": records}))
+    (tmp_path / "icml-2026-abstracts.json").write_text(json.dumps(abstracts))
+    papers, msgs = _read(export)
+    assert msgs == [f"{export}: the export declares 9 presentations but holds 4: it is one page of a longer list "
+                    "(next: /static/virtual/data/icml-2026-orals-posters.json?page=2); the rest is not read"]
+    assert [p.abstract for p in papers.values()] == list(abstracts.values())
+    assert {p.venue for p in papers.values()} == {"ICML 2026"}
+    assert [p.status for p in papers.values()] == ["Poster", "Poster", "Oral", "Oral"]  # from event_type
+    assert [p.track for p in papers.values()] == ["", "", "", "Position Paper Track"]
+    assert papers[COLORING].links[-1].url == "https://icml.cc/virtual/2025/poster/119718"
+    (tmp_path / "icml-2026-abstracts.json").write_text("[1, 2]")
+    with pytest.raises(SourceError, match=r"icml-2026-abstracts\.json: expected a JSON object from event id"):
+        sources.read(export)
+
+
+def test_records_sharing_a_uid_are_one_paper(tmp_path):
+    data = json.loads(EXPORT.read_text())
+    first = data["results"][0]
+    again = dict(first, id=1, name=first["name"].upper() + " (poster)", paper_url=None, eventtype="Spotlight",
+                 session="Spotlight Session 1")
+    data["results"].append(again)  # a renamed copy: only the uid says it is the same paper
+    path = tmp_path / "neurips-2025-orals-posters.json"
+    path.write_text(json.dumps(data))
+    papers, _ = _read(path)
+    assert len(papers) == 8 and COLORING not in papers
+    (p,) = [p for p in papers.values() if p.extra.get("session") == "Spotlight Session 1"]
+    assert p.status == "Poster"  # the decision ("Accept (poster)") names the status; the talk gives the time
