@@ -271,3 +271,19 @@ def test_compacted_fit_extracts_as_the_fit_does(which, request):
     for p in papers:
         assert compact.score(p.title, _text(p)) == kx.score(p.title, _text(p))
         assert compact.extract(p.title, _text(p)) == kx.extract(p.title, _text(p))
+
+
+def test_formulas_give_no_keyphrases():
+    """NeurIPS 2017/2018 abstracts with TeX math (49 of 360): no ``mathbf``, ``ell``, ``frac``, ``times n``,
+    ``matrix x`` or ``kleinberg s axioms`` (9 such keyphrases before TeX was cut out)."""
+    papers = read(FIXTURES / "nips2017_160.json.gz") + read(FIXTURES / "nips2018_200.json.gz")
+    assert sum("$" in p.abstract for p in papers) >= 40
+    ex = _fit(papers)
+    tex = {"mathbf", "mathbb", "mathcal", "mathrm", "ell", "frac", "cdot", "log"}
+    for p in papers:
+        got = ex.extract(p.title, _text(p))
+        assert not [k for k in got if any(len(w) == 1 or w.lower() in tex for w in k.split())], (p.title, got)
+        if "$" in p.abstract and len(p.abstract) > 600:
+            assert len(got) >= 3, (p.title, got)
+    hulls = next(p for p in papers if p.title.startswith("Sparse Approximate Conic Hulls"))
+    assert "conic hulls" in " ".join(ex.extract(hulls.title, hulls.abstract)).lower()

@@ -1,7 +1,9 @@
 """Candidate keyphrases and acronym definitions in a paper's text, for :mod:`paperatlas.enrich.keyphrases`.
 
 * :func:`candidate_spans` / :func:`candidates`: runs of 1-4 words with no stop word or punctuation (after Rose et al.
-  2010, RAKE), not starting or ending with research filler, plus ``A of B`` phrases (``mixture of experts``);
+  2010, RAKE), not starting or ending with research filler, plus ``A of B`` phrases (``mixture of experts``); TeX
+  math and commands break runs and give no words, and no candidate holds a lone lower-case letter or ends in a
+  single letter (``x t``, ``R n``, ``matrix X``: variables of a formula written without TeX);
 * :func:`find_acronyms`: ``long form (ACRONYM)`` definitions (Schwartz & Hearst 2003).
 """
 
@@ -26,6 +28,9 @@ _NOT_START = GENERIC - {"efficient", "benchmark", "benchmarks", "training", "rec
 _SINGLE_BAD = BROAD | {"large", "language", "fine", "based", "multi", "self", "human", "text", "input", "output",
                        "test", "quality", "level", "order", "information", "knowledge", "tool", "time", "context"}
 _WORD = re.compile(r"[\w-]+")
+# TeX math ($...$, $$...$$, \(...\), \[...\]) and TeX commands (\mathbb, \ell): never part of a phrase; each is
+# cut out as a break, so "$\mathbf{x} \in \mathbb{R}^n$" gives no "mathbf x" or "r n"
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|\\[A-Za-z]+", re.S)
 _ACRONYM = re.compile(r"\(\s*([A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*?)(s?)\s*\)")
 _SEGMENT_END = re.compile(r"[.;:!?()\[\]{}\"]|, ")
 
@@ -60,6 +65,9 @@ def _ok(words: list[str]) -> bool:
     first, last = words[0].lower(), words[-1].lower()
     if first in _NOT_START or last in _NOT_END:
         return False
+    # "x t", "t updates", "R n", "matrix X": variables of formulas written without TeX ("x_t", "R^n")
+    if any(len(w) == 1 and w.islower() for w in words) or len(words) > 1 and len(words[-1]) == 1:
+        return False
     if len(words) == 1:
         if len(first) < 2 or (len(first) < 3 and not words[0].isupper()) or first in _SINGLE_BAD or first in GENERIC:
             return False
@@ -73,7 +81,7 @@ def _runs(text: str) -> list[tuple[list[str], int, str]]:
     runs: list[tuple[list[str], int, str]] = []
     cur: list[str] = []
     start = 0
-    toks = _TOKEN.findall(text)
+    toks = _TOKEN.findall(_MATH.sub(" ; ", text) if "$" in text or "\\" in text else text)
     for i, tok in enumerate(toks):
         if not tok[0].isalpha() or tok.lower() in STOP:
             if cur:
