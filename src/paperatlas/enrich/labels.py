@@ -201,15 +201,20 @@ _ADJECTIVES = frozenset({"deep", "private", "efficient", "robust", "sparse", "fa
                          "continuous-time", "fully-connected", "pre-trained", "self-supervised", "multi-agent"})
 
 
+#: last parts of hyphenated compounds that are adjectives (``layer-wise``, ``worst-case``, ``model-free``)
+_COMPOUND_ADJECTIVE_ENDS = frozenset({"wise", "case", "free", "aware", "like", "agnostic", "specific", "based"})
+
+
 def _adjectival(phrase: str) -> bool:
-    """Whether a phrase (as written) ends in an adjective-like word (``adversarial``, ``pre-trained``).
+    """Whether a phrase (as written) ends in an adjective-like word (``adversarial``, ``pre-trained``, ``layer-wise``).
 
     Such a phrase is a fragment of a noun phrase, not a name.
     """
     last = phrase.lower().split()[-1] if phrase.strip() else ""
     parts = last.split("-")
     return last in _ADJECTIVES or parts[-1] in _ADJECTIVES or (
-        len(parts[-1]) > 4 and parts[-1].endswith(_ADJECTIVE_ENDINGS))
+        len(parts[-1]) > 4 and parts[-1].endswith(_ADJECTIVE_ENDINGS)) or (
+        len(parts) > 1 and parts[-1] in _COMPOUND_ADJECTIVE_ENDS)
 
 
 def _tail_fragment(key: str, tf: Counter[str], tails: dict[str, int] | None = None) -> bool:
