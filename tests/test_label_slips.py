@@ -67,3 +67,24 @@ def test_no_generic_single_word_keyphrases_on_the_iclr_papers(sample_atlas):
     assert not {"value", "worth", "linear", "depth", "pre-trained"} & {k.lower() for k in singles}
     assert all(single_word_ok(w) for w in ("pruning", "meta-learning", "BERT", "mixup", "zero-shot", "multilingual"))
     assert not any(single_word_ok(w) for w in ("value", "worth", "linear", "depth", "pre-trained", "model-based"))
+
+
+def test_a_mixed_area_whose_only_frequent_phrase_is_generic_still_gets_a_label():
+    fixture = json.loads((FIXTURES / "labels_nips_mixed_area.json").read_text(encoding="utf-8"))
+    kps = [p["keyphrases"] for p in fixture["papers"]]
+    children = np.array([p["subtopic"] for p in fixture["papers"]])
+    label, terms = label_topics(np.zeros(len(kps), dtype=int), kps, children=children)[0]
+    assert fixture["label_before"] == "Topic 1" and not label.startswith("Topic ")
+    assert terms and "machine learning" not in terms
+    assert len(_carriers(kps, label.split(" and ")[0])) >= 5  # a phrase several of its papers carry
+
+
+@pytest.mark.parametrize("fragment", ["layer-wise", "worst-case", "model-free"])
+def test_a_hyphenated_adjective_is_not_a_label_on_its_own(fragment):
+    # a topic where the fragment is the most frequent phrase (8 papers), and a longer phrase starting with it is in 3:
+    # too few to take its place as a fragment's extension, enough as an adjective's
+    longer = {"layer-wise": "layer-wise training", "worst-case": "worst-case robustness",
+              "model-free": "model-free reinforcement learning"}[fragment]
+    kps = [[fragment, longer, "sample complexity"]] * 3 + [[fragment, "convergence"]] * 5 + [["image"]] * 8
+    labels = [lab for lab, _ in label_topics(np.array([0] * 8 + [1] * 8), kps)]
+    assert labels[0].lower() != fragment and labels[0].lower().startswith(longer), labels

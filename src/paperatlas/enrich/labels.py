@@ -125,7 +125,9 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
               * (coverage.get((t, k), 0.0) if children is not None else 1.0), len(k.split()), k)
              for k, f in tf[t].items()), reverse=True)]
         support = max(2, round(0.08 * size)) if size >= 6 else 1
-        good = [k for s, k in scored if tf[t][k] >= support] or [k for _, k in scored]
+        # (a generic phrase in many papers must not stand for support: a mixed area whose only frequent phrase is
+        # "machine learning" would otherwise have no label at all)
+        good = [k for s, k in scored if tf[t][k] >= support and k not in _GENERIC_KEYS] or [k for _, k in scored]
         parts = _phrase_parts(tf[t])
         top_terms = _shown_terms(good, tf[t], forms, max_terms, parts)
         weight = {k: sc for sc, k in scored}
