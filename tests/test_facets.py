@@ -198,8 +198,9 @@ def test_csv_and_json_exports_carry_the_facets_with_empty_cells_for_missing(colm
     header = text.splitlines()[0].split(",")
     assert header[:16] == ["id", "title", "authors", "venue", "year", "status", "track", "topic_id", "topic_label",
                            "tldr", "keyphrases", "paper_url", "code_url", "x", "y", "abstract"]  # kept, in order
-    assert header[16:] == ["rating_mean", "rating_spread", "n_reviews", "confidence_mean", "decision", "citations",
-                           "has_code", "institutions", "pdf_url"]  # appended
+    assert header[16:25] == ["rating_mean", "rating_spread", "n_reviews", "confidence_mean", "decision", "citations",
+                             "has_code", "institutions", "pdf_url"]  # appended
+    assert header[25:] == ["session", "starts_at", "ends_at", "timezone", "location", "poster"]  # appended after
     rows = list(csv.DictReader(io.StringIO(text)))
     by = {r["title"]: r for r in rows}
     first = recs[0]
