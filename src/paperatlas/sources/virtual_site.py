@@ -31,6 +31,7 @@ import html
 import json
 import re
 import warnings
+from pathlib import Path
 
 from ..model import STATUSES, Link, Paper, SourceError, SourceRef
 from ..text import classify_link, normalize_title
@@ -100,7 +101,7 @@ def _authors(rec: dict, path: str, i: int) -> tuple[list[str], list[str]]:
         if isinstance(a, dict):
             name, inst = _text(a, "fullname", path, i), _text(a, "institution", path, i)
         elif isinstance(a, str):
-            name, inst = _text({"a": a}, "a", path, i), ""
+            name, inst = _text({"authors": a}, "authors", path, i), ""
         else:
             raise SourceError(path, f"record {i}", f"an author is a JSON {_json_type(a)}, expected an object")
         if name:
@@ -113,7 +114,7 @@ def _authors(rec: dict, path: str, i: int) -> tuple[list[str], list[str]]:
 def _keywords(rec: dict, path: str, i: int) -> list[str]:
     value = rec.get("keywords")
     if isinstance(value, list):
-        return [k for k in (_text({"k": v}, "k", path, i) for v in value if v is not None) if k]
+        return [k for k in (_text({"keywords": v}, "keywords", path, i) for v in value if v is not None) if k]
     return [k.strip() for k in _text(rec, "keywords", path, i).split(";") if k.strip()]
 
 
@@ -132,8 +133,6 @@ def _sidecar_abstracts(path: str) -> dict[str, str]:
     Raises:
         SourceError: the file is there but is not a JSON object (naming it).
     """
-    from pathlib import Path
-
     name = Path(path).name
     if "orals-posters" not in name:
         return {}
