@@ -7,7 +7,6 @@ the module runs in seconds. Fixtures: tests/fixtures/schedule/README.md says whe
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections import Counter
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from paperatlas.sources import read
 from paperatlas.sources._common import SourceWarning
 from paperatlas.store import Atlas
 from paperatlas.web import create_app
+from test_build_safety import HashEmbedder
 
 HERE = Path(__file__).resolve().parent
 FIX = HERE / "fixtures" / "schedule"
@@ -49,23 +49,6 @@ AGAC = "Adversarially Guided Actor-Critic"
 EPS = "Temporally-Extended $\\epsilon$-Greedy Exploration"
 PLANNED = [COLORING, MISS_REID, DISCO, HOPFIELD, NODE, GON, PBVF, LATE, AGAC, EPS]
 TIMED = [COLORING, MISS_REID, DISCO, HOPFIELD, NODE, GON, PBVF, AGAC]
-
-
-class HashEmbedder:
-    """A deterministic stand-in for the embedding model: hashed bag of words, L2-normalised, MiniLM's size."""
-
-    name = "test-hash-embedder"
-    dim = 384
-
-    def encode(self, texts, progress=None):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for w in text.lower().split():
-                out[i, int(hashlib.md5(w.encode()).hexdigest()[:8], 16) % self.dim] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        if progress:
-            progress(len(texts))
-        return out
 
 
 def _ids(db) -> dict[str, str]:

@@ -7,11 +7,9 @@ papers of the CSV fixture, a second (poster) presentation of the oral DisCO, and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -23,27 +21,11 @@ from paperatlas.model import SourceError
 from paperatlas.schedule import reading_plan
 from paperatlas.sources import SourceWarning
 from paperatlas.store import Atlas
+from test_build_safety import HashEmbedder
 from test_schedule import AGAC, COLORING, DISCO, FIX, GON, HOPFIELD, MISS_REID, NEURIPS_CSV, PBVF
 
 EXPORT = FIX / "neurips2025_orals_posters.json"
 PRESENTATION = ("session", "starts_at", "ends_at", "location", "poster")
-
-
-class HashEmbedder:
-    """A deterministic stand-in for the embedding model: hashed bag of words, L2-normalised, MiniLM's size."""
-
-    name = "test-hash-embedder"
-    dim = 384
-
-    def encode(self, texts, progress=None):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for w in text.lower().split():
-                out[i, int(hashlib.md5(w.encode()).hexdigest()[:8], 16) % self.dim] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        if progress:
-            progress(len(texts))
-        return out
 
 
 def _read(path=EXPORT, **kw):
