@@ -325,12 +325,8 @@ def fts_worker(atlas: Atlas) -> FtsWorker | None:
             worker = FtsWorker(atlas)
         except (OSError, sqlite3.Error, ValueError):  # MalformedAtlas is a ValueError
             return None
-        try:
-            same = atlas.file_identity is not None and file_identity(atlas.path) == atlas.file_identity
-        except OSError:
-            same = False
-        if not same:  # opened on another file: not used, so not left open
-            worker.close()
+        if atlas.file_identity is None or file_identity(atlas.path) != atlas.file_identity:
+            worker.close()  # opened on another file: not used, so not left open
             return None
         return worker
 

@@ -50,19 +50,19 @@ def check_atlas(con: sqlite3.Connection, path: str | Path) -> None:
         raise MalformedAtlas(path, f"{what}; missing table{'s' * (len(missing) > 1)} {', '.join(missing)}")
 
 
-def file_identity(path: str | Path) -> tuple[int, int]:
+def file_identity(path: str | Path) -> tuple[int, int] | None:
     """``(device, inode)`` of the file at ``path``: it changes when another file is renamed over it (a rebuild).
 
     Args:
         path: a file.
 
     Returns:
-        The pair.
-
-    Raises:
-        OSError: the file cannot be reached.
+        The pair; None when the file cannot be reached (``os.stat`` fails).
     """
-    st = os.stat(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
     return (st.st_dev, st.st_ino)
 
 

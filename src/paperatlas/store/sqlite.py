@@ -326,13 +326,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _identity_or_none(path: Path) -> tuple[int, int] | None:
-    try:
-        return file_identity(path)
-    except OSError:
-        return None
-
-
 class Atlas:
     """Read-only view of an atlas file, loaded into memory for querying.
 
@@ -361,7 +354,7 @@ class Atlas:
         self.path = Path(path)
         self.con = connect(self.path, readonly=True)
         #: ``(device, inode)`` of the file read (:func:`~paperatlas.store.connection.file_identity`), or None
-        self.file_identity = _identity_or_none(self.path)
+        self.file_identity = file_identity(self.path)
         try:
             with _gc_paused():  # 7 full collections (1.4 s) over the new objects at 42k papers otherwise
                 self._load()
