@@ -78,9 +78,13 @@ def test_site_replaces_an_older_site_atomically(tmp_path, monkeypatch):
     papers, topics = _tiny()
     out = tmp_path / "s"
     publish("site", papers, topics, {}, out)
-    (out / "stale.txt").write_text("old", encoding="utf-8")
+    (out / "notes.txt").write_text("mine", encoding="utf-8")  # a file publish did not write: refused, kept
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        publish("site", papers[:1], topics, {}, out, title="New")
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine" and (out / "paper" / "p2.html").is_file()
+    (out / "notes.txt").unlink()
     publish("site", papers[:1], topics, {}, out, title="New")
-    assert not (out / "stale.txt").exists() and not (out / "paper" / "p2.html").exists()
+    assert not (out / "paper" / "p2.html").exists()  # what the earlier site wrote and the new one does not
     assert sorted(x.name for x in tmp_path.iterdir()) == ["s"]
 
     import paperatlas.publish.site as site_mod

@@ -24,19 +24,35 @@ def publish_command(db, fmt, output, title, list_name):
 
     An awesome list, a highlights post or the topic pages (Markdown), JSON, CSV, BibTeX, CSL-JSON, a
     self-contained interactive map (HTML), a static website folder, or your what's-new digest of the last build.
+
+    Publishing never replaces what it did not write: a folder output goes to a new or empty folder, or to an earlier
+    output of the same format (its marker file lists what it wrote); a file output never goes over a folder, the
+    atlas or another SQLite database.
     """
+    from ..publish import OutputRefused, check_output
+
+    atlas = open_atlas(db)
+    try:
+        check_output(fmt, output, atlas.path)  # before any work: never replace the atlas or what publish did not write
+        out, extra = _publish(atlas, fmt, output, title, list_name)
+    except OutputRefused as e:
+        raise click.ClickException(str(e)) from e
+    except OSError as e:
+        raise click.ClickException(f"{e.filename or output}: {e.strerror or e}") from e
+    click.echo(f"wrote {out} ({extra})")
+
+
+def _publish(atlas, fmt: str, output: str, title: str, list_name: str | None) -> tuple[Path, str]:
+    """Publish ``atlas`` (or one reading list of it) as ``fmt`` at ``output``; return the path and a summary."""
     from .. import readinglist as rl
     from ..publish import USES_RELATED
     from ..publish import publish as run_publish
     from ..search import related as run_related
 
-    atlas = open_atlas(db)
     if REGISTRY[fmt].from_atlas is not None:  # made from the atlas's history and the reader's data
         from ..publish import write_text_atomic
 
-        out = write_text_atomic(output, REGISTRY[fmt].from_atlas(atlas, title))
-        click.echo(f"wrote {out} ({fmt})")
-        return
+        return write_text_atomic(output, REGISTRY[fmt].from_atlas(atlas, title)), fmt
     papers = atlas.papers
     if list_name is not None or fmt.startswith("highlights"):
         entries = rl.entries(atlas.con, None if list_name in (None, "*") else list_name)
@@ -57,4 +73,4 @@ def publish_command(db, fmt, output, title, list_name):
         from ..publish.site import first_load_bytes
 
         extra = f"; the first page loads {first_load_bytes(out) / 1e6:.2f} MB, open {Path(out) / 'index.html'}"
-    click.echo(f"wrote {out} ({len(papers)} papers, {fmt}{extra})")
+    return out, f"{len(papers)} papers, {fmt}{extra}"

@@ -10,7 +10,10 @@ file export for a reference manager or a data tool (``search --export``). :data:
 help and the README's table of output formats are made from it, so a new format needs only its record here.
 
 :func:`render` returns the text; :func:`publish` writes it atomically (a failed render or write leaves any
-previous file at the path untouched); for a directory format it writes the folder atomically instead.
+previous file at the path untouched); for a directory format it writes the folder atomically instead. Neither
+ever replaces what publish did not write (:mod:`._output`): a file output refuses a folder or an SQLite database
+(an atlas), a folder output refuses a non-empty folder that is not an earlier output of its format
+(:class:`OutputRefused`); :func:`check_output` refuses the same before any work is done, and the atlas too.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from ..files import write_bytes_atomic
 from ..model import Paper, Topic
 from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, new_md, site, topics_md
+from ._output import OutputRefused, atlas_files, check_file_output, check_folder_output
 
 #: A publisher: ``render(papers, topics, related, title) -> str``.
 Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
@@ -104,7 +108,29 @@ USES_RELATED = frozenset(f.name for f in REGISTRY.values() if f.uses_related)
 EXPORT_FORMATS = tuple(f.name for f in REGISTRY.values() if f.export)
 
 __all__ = ["ATLAS_FORMATS", "DIRECTORY_FORMATS", "EXPORT_FORMATS", "FORMATS", "REGISTRY", "USES_RELATED", "Format",
-           "publish", "render", "write_text_atomic"]
+           "OutputRefused", "check_output", "publish", "render", "write_text_atomic"]
+
+
+def check_output(fmt: str, path: str | Path, atlas: str | Path | None = None) -> None:
+    """Refuse, before any work, an output path where ``publish --format fmt`` would replace what it did not write.
+
+    Args:
+        fmt: A key of :data:`REGISTRY`.
+        path: The ``-o`` path.
+        atlas: The atlas file published from: neither it nor its companion files (``-wal``, ``.lock``, ...) may be
+            the output or inside a folder output.
+
+    Raises:
+        OutputRefused: (a ``FileExistsError``, one line naming the path and what to do) a file format's ``path`` is
+            a folder, the atlas or one of its files, or an SQLite database; a folder format's ``path`` is a file, holds
+            the atlas, or is a non-empty folder that is not an earlier output of ``fmt`` (or holds files that output
+            did not write).
+    """
+    protect = atlas_files(atlas) if atlas is not None else []
+    if fmt in DIRECTORY_FORMATS:
+        check_folder_output(path, fmt, protect)
+    else:
+        check_file_output(path, protect)
 
 
 def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
@@ -156,12 +182,15 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
 
     Raises:
         ValueError: ``fmt`` is not a known format (the message names the known ones).
+        OutputRefused: (an ``OSError``) ``path`` would replace what publish did not write: a folder or an SQLite
+            database for a file format; for a folder format see :func:`paperatlas.publish.site.write_site`.
         OSError: The file cannot be written.
         Exception: Whatever the renderer or writer raises propagates.
     """
     if fmt in DIRECTORY_FORMATS:  # a folder, written atomically by the format itself
         topics = topics.values() if isinstance(topics, dict) else topics
         return DIRECTORY_FORMATS[fmt](list(papers), list(topics), dict(related or {}), path, title)
+    check_file_output(path)  # before the rendering, which may take a while
     return write_text_atomic(path, render(fmt, papers, topics, related, title=title))
 
 
@@ -181,6 +210,8 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
         ``path`` as a :class:`~pathlib.Path`.
 
     Raises:
+        OutputRefused: (an ``OSError``) ``path`` is a folder or an SQLite database (:func:`check_file_output`).
         OSError: The file cannot be written.
     """
+    check_file_output(path)
     return write_bytes_atomic(path, text.encode("utf-8"))

@@ -32,6 +32,8 @@ Layout of ``DIR``::
     map.html            the interactive map of :mod:`.map_html` with the site's navigation (not loaded by the first
                         page); its points open the paper pages
     assets/plotly.min.js  Plotly.js (~4.8 MB, from the ``plotly`` package), once, for the map and the trend charts
+    .paperatlas-site    the marker: JSON listing every file above, so a later publish knows the folder as its own and
+                        replaces only those files (:mod:`._output`); any other non-empty folder is refused
 
 Every page has the navigation bar Search · All papers · Topics · Map · Trends · Bookmarks (:data:`SITE_NAV`).
 
@@ -46,11 +48,9 @@ http(s) and DOI URLs (:func:`paperatlas.text.safe_url`).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,7 @@ from ..mapview import htmlsafe_json, plotly_js_path
 from ..model import STATUSES, Paper, Topic, status_rank
 from . import map_html
 from ._common import ENV, TEMPLATES, code_link, default_title, one_line, paper_link, paper_sort_key
+from ._output import replace_folder
 from ._trends import published_trends, site_page_args, topic_args
 
 FORMAT = "site"
@@ -280,9 +281,10 @@ def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topi
                related: dict[str, list[str]] | None, out_dir: str | Path, title: str = "") -> Path:
     """Write the static site (see the module docstring) to the folder ``out_dir``.
 
-    Atomic: the site is built in a temporary folder next to ``out_dir`` and renamed into place; an older folder at
-    ``out_dir`` is replaced only once the new site is complete (a failure leaves it untouched and removes the
-    temporary folder).
+    Atomic and never destructive (:func:`paperatlas.publish._output.replace_folder`): the site is built in a
+    temporary folder and moved into place only once complete (a failure leaves an older site untouched). The site
+    carries the marker ``.paperatlas-site`` listing its files; ``out_dir`` may be new, empty, or an earlier site
+    holding only the files it lists, and only those are removed when it is replaced.
 
     Args:
         papers: the papers (one page each).
@@ -296,36 +298,16 @@ def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topi
         ``out_dir`` as a Path.
 
     Raises:
-        FileExistsError: (an ``OSError``) ``out_dir`` is an existing file.
+        OutputRefused: (a ``FileExistsError``) ``out_dir`` is an existing file, a non-empty folder that is not an
+            earlier site, or an earlier site holding files it did not write; nothing is written.
+        OSError: The folder cannot be written.
         FileNotFoundError: as :func:`paperatlas.publish.map_html.render` raises it; whatever else the map renderer
             raises is passed on too.
     """
     papers = list(papers)
     topics = list(topics.values()) if isinstance(topics, dict) else list(topics)
     title = one_line(title) or default_title(papers).replace("Awesome ", "")
-    target = Path(out_dir)
-    if target.exists() and not target.is_dir():
-        raise FileExistsError(f"{target} exists and is not a folder")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
-    old: Path | None = None
-    try:
-        tmp.chmod(0o755)
-        _build(papers, topics, dict(related or {}), tmp, title)
-        if target.exists():
-            old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
-            old.rmdir()
-            target.rename(old)
-        tmp.rename(target)
-    except BaseException:
-        if old is not None and not target.exists():
-            old.rename(target)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(old)
-    return target
+    return replace_folder(out_dir, FORMAT, lambda folder: _build(papers, topics, dict(related or {}), folder, title))
 
 
 __all__ = ["FORMAT", "first_load_bytes", "write_site"]
