@@ -26,6 +26,7 @@ from paperatlas.web import create_app
 from paperatlas.web.security import CSP, CSP_MAP, http_href, safe_next
 
 ORIGIN = "http://localhost"  # the Flask test client's own origin
+LAN_TOKEN = "s3cret-0123456789"  # an access token as long as serve requires (16+ characters)
 TOKEN_RE = re.compile(r'<input type="hidden" name="csrf_token" value="([^"]+)">')
 
 
@@ -227,10 +228,25 @@ def test_pages_have_no_inline_script(app_db):
 # --- 5. serve on a non-loopback address needs a token ------------------------------------------------------------
 
 
+class _NotServing:
+    """What the fake ``create_server`` returns: ``serve`` calls ``run()``, which returns at once."""
+
+    effective_port = 8000
+
+    def run(self) -> None:
+        pass
+
+
 @pytest.fixture
 def fake_waitress(monkeypatch):
+    """The settings ``serve`` gives waitress's ``create_server`` (through ``make_server``), no server started."""
     calls: list[dict] = []
-    monkeypatch.setattr("waitress.serve", lambda app, **kw: calls.append({"app": app, **kw}))
+
+    def create_server(app, map=None, **kw):  # noqa: A002 - waitress's name
+        calls.append({"app": app, **kw})
+        return _NotServing()
+
+    monkeypatch.setattr("waitress.server.create_server", create_server)
     monkeypatch.delenv("PAPERATLAS_TOKEN", raising=False)
     return calls
 
@@ -243,9 +259,9 @@ def test_serve_refuses_a_non_loopback_host_without_token(sample_atlas, fake_wait
 
 
 def test_serve_with_token_requires_it_from_every_browser(sample_atlas, fake_waitress, monkeypatch):
-    res = CliRunner().invoke(main, ["serve", "--db", str(sample_atlas), "--host", "0.0.0.0", "--token", "s3cret"])
+    res = CliRunner().invoke(main, ["serve", "--db", str(sample_atlas), "--host", "0.0.0.0", "--token", LAN_TOKEN])
     assert res.exit_code == 0, res.output
-    assert "warning" in res.output and "?token=s3cret" in res.output
+    assert "warning" in res.output and "?token=" + LAN_TOKEN in res.output
     (call,) = fake_waitress
     assert call["host"] == "0.0.0.0" and call["max_request_body_size"] == 1_000_000
     client = call["app"].test_client()
@@ -253,18 +269,19 @@ def test_serve_with_token_requires_it_from_every_browser(sample_atlas, fake_wait
     assert client.get("/", headers=lan).status_code == 401
     assert client.get("/list?token=wrong", headers=lan).status_code == 401
     assert client.get("/static/style.css", headers=lan).status_code == 401
-    res = client.get("/list?list=a&token=s3cret", headers=lan)
+    res = client.get("/list?list=a&token=" + LAN_TOKEN, headers=lan)
     assert res.status_code == 302 and res.headers["Location"] == "/list?list=a"  # token dropped from the URL
     assert client.get("/list", headers=lan).status_code == 200  # once per session
-    assert call["app"].test_client().get("/", headers={**lan, "Authorization": "Bearer s3cret"}).status_code == 200
+    bearer = {**lan, "Authorization": "Bearer " + LAN_TOKEN}
+    assert call["app"].test_client().get("/", headers=bearer).status_code == 200
     assert call["app"].test_client().get("/", headers={**lan, "Authorization": "Bearer nope"}).status_code == 401
     # the token alone does not allow a write: origin and CSRF token are still needed
     pid = Atlas(sample_atlas).papers[0].id
     assert client.post(f"/paper/{pid}/mark", data={"action": "like"}, headers=lan).status_code == 403
     # $PAPERATLAS_TOKEN works as --token
-    monkeypatch.setenv("PAPERATLAS_TOKEN", "fromenv")
+    monkeypatch.setenv("PAPERATLAS_TOKEN", "fromenv-0123456789")
     assert CliRunner().invoke(main, ["serve", "--db", str(sample_atlas), "--host", "0.0.0.0"]).exit_code == 0
-    assert fake_waitress[-1]["app"].test_client().get("/?token=fromenv").status_code == 302
+    assert fake_waitress[-1]["app"].test_client().get("/?token=fromenv-0123456789").status_code == 302
 
 
 def test_serve_on_loopback_without_token_and_checks_host(sample_atlas, fake_waitress):

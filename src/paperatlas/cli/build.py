@@ -215,22 +215,26 @@ def prepare_query_model() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--token", envvar="PAPERATLAS_TOKEN", default=None, metavar="TOKEN",
-              help="Access token every browser must present once (open the printed URL with ?token=...) or every "
-              "request send as 'Authorization: Bearer TOKEN'; required when --host is not a loopback address "
-              "[env PAPERATLAS_TOKEN].")
+              help="Access token (at least 16 characters) every browser must present once (open the printed URL "
+              "with ?token=...) or every request send as 'Authorization: Bearer TOKEN'; required when --host is "
+              "not a loopback address [env PAPERATLAS_TOKEN].")
 def serve_command(db, host, port, token=None):
     """Serve the atlas as a local web app (search, paper and topic pages, map).
 
     It answers only to its own address (Host checked) and accepts changes only from its own pages (Origin and
     CSRF token checked). A non-loopback --host (e.g. 0.0.0.0) shows your reading list and notes to the network:
-    it needs --token.
+    it needs --token, of at least 16 characters. Idle connections are closed after 30 s, and up to 1,000 may be
+    open at once (paperatlas.web.security.SERVER_LIMITS).
     """
-    from waitress import serve as wserve
-
     from ..store import AtlasNotFound, MalformedAtlas
     from ..web import create_app
-    from ..web.security import MAX_BODY_BYTES, is_loopback
+    from ..web.security import check_access_token, is_loopback, make_server
 
+    if token is not None:  # checked first: a refused token is one line, before any warning
+        try:
+            token = check_access_token(token)
+        except ValueError as e:
+            raise click.ClickException(str(e)) from e
     wildcard = host.strip("[]") in ("0.0.0.0", "::", "")
     if not is_loopback(host):
         click.echo(f"warning: --host {host} serves the atlas, your reading list and notes to the network, "
@@ -243,9 +247,14 @@ def serve_command(db, host, port, token=None):
         app = create_app(path, allowed_hosts=None if wildcard else (host,), access_token=token or None)
     except (AtlasNotFound, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
+    try:
+        server = make_server(app, host=host, port=port)
+    except OSError as e:  # the port is taken, the address is not this machine's
+        raise click.ClickException(f"cannot listen on {host} port {port}: {e.strerror or e}") from e
     shown = f"[{host}]" if ":" in host else host
+    port = getattr(server, "effective_port", port)  # --port 0: the free port the system chose
     click.echo(f"Serving {path} at http://{shown}:{port}/{'?token=' + token if token else ''}  (Ctrl+C to stop)")
-    wserve(app, host=host, port=port, threads=4, _quiet=True, max_request_body_size=MAX_BODY_BYTES)
+    server.run()
 
 
 @click.command(name="demo")

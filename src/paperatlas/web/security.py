@@ -14,17 +14,24 @@ not read the reader's notes nor change their atlas. :func:`install` adds to a Fl
   Flask's signed session cookie (``SameSite=Strict``, ``HttpOnly``), signed with a random secret per app
   instance; templates render it with ``csrf_field()``;
 * **security headers** on every response: :data:`CSP`, ``nosniff``, ``Referrer-Policy: same-origin``,
-  ``X-Frame-Options: DENY``;
+  ``X-Frame-Options: DENY`` (an ``after_request`` hook, and a WSGI wrapper for a response that hook never saw,
+  such as a 500 from a failing hook);
 * a request body limit (:data:`MAX_BODY_BYTES`, else 413).
+
+:func:`make_server` is the waitress server of ``paperatlas serve``: :data:`SERVER_LIMITS` (idle and half-open
+connections are closed, many of them do not stop it answering) and the same headers on the error responses
+waitress writes itself (413 for a body over the limit, 400, 431, 500), which never reach the app.
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import re
+import resource
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlencode, urlsplit
 
 from flask import Flask, abort, redirect, request, session
@@ -52,6 +59,26 @@ SECURITY_HEADERS = {
 
 #: Largest request body accepted (bytes); waitress is given the same limit.
 MAX_BODY_BYTES = 1_000_000
+
+#: Shortest access token ``serve`` accepts (characters, after surrounding whitespace is stripped).
+MIN_TOKEN_CHARS = 16
+
+#: waitress settings of ``paperatlas serve`` (:class:`waitress.adjustments.Adjustments`). waitress's defaults stop
+#: accepting at 100 open sockets (its own listening socket and trigger count), so 99 idle or half-open connections
+#: silenced the server for up to 2.5 min (120 s ``channel_timeout`` swept every 30 s).
+SERVER_LIMITS: dict[str, object] = {
+    "threads": 4,  # requests answered at once
+    "connection_limit": 1000,  # open connections before waitress stops accepting (lowered to the process's fd limit)
+    "channel_timeout": 30,  # seconds a connection with no request in progress may stay silent before it is closed
+    "cleanup_interval": 5,  # seconds between two sweeps for such connections
+    "asyncore_use_poll": True,  # poll(), not select(), which cannot watch a socket numbered 1024 or more
+    "backlog": 1024,  # connections the kernel queues while waitress is not accepting
+    "max_request_header_size": 64 * 1024,  # bytes of request line and headers (else 431)
+    "max_request_body_size": MAX_BODY_BYTES,  # bytes of body (else 413, written by waitress itself)
+}
+#: File descriptors kept for everything but connections (the atlas file, the model, logs) when the process's
+#: limit bounds :data:`SERVER_LIMITS`'s ``connection_limit``.
+_SPARE_FDS = 64
 
 #: Host names that always reach the app from this machine.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -139,6 +166,26 @@ def http_href(url: str | None) -> str | None:
     if re.fullmatch(r"10\.\d{4,9}/\S+", doi):
         return "https://doi.org/" + doi
     return None
+
+
+def check_access_token(token: str) -> str:
+    """The access token ``serve`` will require, or why it is refused.
+
+    Args:
+        token: As given (``--token`` or ``$PAPERATLAS_TOKEN``).
+
+    Returns:
+        The token without surrounding whitespace.
+
+    Raises:
+        ValueError: Shorter than :data:`MIN_TOKEN_CHARS` characters once stripped (one line, with a random token
+            to use instead).
+    """
+    t = token.strip()
+    if len(t) < MIN_TOKEN_CHARS:
+        raise ValueError(f"the access token must be at least {MIN_TOKEN_CHARS} characters, not {len(t)} "
+                         f"(anyone on the network could guess it); for example --token {secrets.token_urlsafe(18)}")
+    return t
 
 
 def _own_origin() -> str:
@@ -241,3 +288,102 @@ def install(app: Flask, allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS, ac
         if request.endpoint in eval_pages and resp.status_code == 200 and resp.mimetype == "text/html":
             resp.headers["Content-Security-Policy"] = CSP_MAP
         return resp
+
+    app.wsgi_app = with_security_headers(app.wsgi_app)  # type: ignore[method-assign]
+
+
+def _missing_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The :data:`SECURITY_HEADERS` absent from ``headers`` (names compared case-insensitively)."""
+    have = {k.lower() for k, _ in headers}
+    return [(k, v) for k, v in SECURITY_HEADERS.items() if k.lower() not in have]
+
+
+def with_security_headers(wsgi_app: Callable) -> Callable:
+    """A WSGI app answering as ``wsgi_app`` does, with any of :data:`SECURITY_HEADERS` it left out added.
+
+    Flask's ``after_request`` hooks do not all run when one of them fails (Flask then answers 500 with the
+    response as it stands); this wrapper sees every response the app makes.
+
+    Args:
+        wsgi_app: The WSGI callable (a Flask app's ``wsgi_app``).
+
+    Returns:
+        The wrapped callable.
+    """
+
+    def app(environ, start_response):
+        def start(status, headers, exc_info=None):
+            return start_response(status, [*headers, *_missing_headers(headers)], exc_info)
+
+        return wsgi_app(environ, start)
+
+    return app
+
+
+@functools.cache
+def _headered_channel() -> type:
+    """A waitress connection class that writes :data:`SECURITY_HEADERS` on waitress's own error responses.
+
+    Those are body too large (413), malformed request (400), headers too large (431) and a failure after the app
+    started answering (500): none reaches the app.
+    """
+    from waitress.channel import HTTPChannel
+    from waitress.task import ErrorTask
+
+    class HeaderedErrorTask(ErrorTask):
+        def execute(self):  # ErrorTask.execute, with the headers added before the body is written
+            e = self.request.error
+            status, headers, body = e.to_response(self.channel.server.adj.ident)
+            self.status = status
+            self.response_headers.extend(headers)
+            self.response_headers.extend(_missing_headers(self.response_headers))
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    class HeaderedChannel(HTTPChannel):
+        error_task_class = HeaderedErrorTask
+
+    return HeaderedChannel
+
+
+def _connection_limit(wanted: int) -> int:
+    """``wanted`` connections, or fewer when the process may not open that many files.
+
+    The process's soft limit of open files is first raised as far as its hard limit allows (1,024 soft by default
+    on many Linux systems).
+    """
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        need = wanted + _SPARE_FDS
+        if soft != resource.RLIM_INFINITY and soft < need:
+            new = need if hard == resource.RLIM_INFINITY else min(need, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+            soft = new
+    except (OSError, ValueError):
+        return wanted
+    return wanted if soft == resource.RLIM_INFINITY else max(16, min(wanted, soft - _SPARE_FDS))
+
+
+def make_server(app: Callable, host: str = "127.0.0.1", port: int = 8000, **overrides: object):
+    """The waitress server of ``paperatlas serve``, bound and ready to ``run()``.
+
+    Args:
+        app: The WSGI app (:func:`paperatlas.web.create_app`).
+        host: The address to listen on.
+        port: The TCP port (0: a free one, see the server's ``effective_port``).
+        **overrides: waitress settings replacing those of :data:`SERVER_LIMITS` (tests shorten the timeouts).
+
+    Returns:
+        The server (``waitress.server.create_server``'s): ``run()`` serves until interrupted, ``close()`` stops.
+    """
+    from waitress.server import BaseWSGIServer, create_server
+
+    settings = {**SERVER_LIMITS, **overrides}
+    settings["connection_limit"] = _connection_limit(int(settings["connection_limit"]))  # type: ignore[arg-type]
+    sockets: dict = {}
+    server = create_server(app, map=sockets, host=host, port=port, **settings)
+    for listener in list(sockets.values()):  # one server per address the host resolves to, and waitress's trigger
+        if isinstance(listener, BaseWSGIServer):
+            listener.channel_class = _headered_channel()
+    return server
