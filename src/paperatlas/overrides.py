@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from . import store
+from .limits import MAX_KEYPHRASE_CHARS as MAX_KEYPHRASE_CHARS
+from .limits import MAX_KEYPHRASES as MAX_KEYPHRASES
+from .limits import check_keyphrase, check_keyphrase_count, check_keyphrases, check_tldr
 from .model import Paper
 
-#: At most this many keyphrases in one edit (:func:`parse_keyphrases`).
-MAX_KEYPHRASES = 50
-#: At most this many characters per keyphrase (whitespace collapsed).
-MAX_KEYPHRASE_CHARS = 100
 
-
-def parse_keyphrases(text: str) -> list[str]:
+def parse_keyphrases(text: str, paper: str | None = None) -> list[str]:
     """Split a keyphrase field as the reader types it.
 
     ``"a; b ;c"`` → ``["a", "b", "c"]``: ``;``-separated, whitespace collapsed, blanks and case-insensitive
@@ -27,13 +25,15 @@ def parse_keyphrases(text: str) -> list[str]:
 
     Args:
         text: The ``;``-separated keyphrases.
+        paper: The paper's id, for the message of a refusal.
 
     Returns:
         The keyphrases, in the order given (possibly empty).
 
     Raises:
-        ValueError: More than :data:`MAX_KEYPHRASES` distinct keyphrases, or one longer than
-            :data:`MAX_KEYPHRASE_CHARS` characters.
+        paperatlas.limits.LimitExceeded: More than :data:`paperatlas.limits.MAX_KEYPHRASES` distinct keyphrases
+            (the message says how many), or one longer than :data:`paperatlas.limits.MAX_KEYPHRASE_CHARS`
+            characters (a ValueError).
     """
     out: list[str] = []
     seen: set[str] = set()
@@ -41,12 +41,10 @@ def parse_keyphrases(text: str) -> list[str]:
         k = " ".join(k.split())
         if not k or k.lower() in seen:
             continue
-        if len(k) > MAX_KEYPHRASE_CHARS:
-            raise ValueError(f"a keyphrase is longer than {MAX_KEYPHRASE_CHARS} characters: {k[:40]!r}...")
-        if len(out) == MAX_KEYPHRASES:
-            raise ValueError(f"more than {MAX_KEYPHRASES} keyphrases given")
         seen.add(k.lower())
-        out.append(k)
+        if len(out) < MAX_KEYPHRASES:  # past the limit only counted, for the message
+            out.append(check_keyphrase(k, paper))
+    check_keyphrase_count(len(seen), paper)
     return out
 
 
@@ -91,6 +89,8 @@ def override_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyph
     Raises:
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
         ValueError: The TL;DR is blank or the keyphrase list is empty.
+        paperatlas.limits.LimitExceeded: The TL;DR is longer than :data:`paperatlas.limits.MAX_TLDR_CHARS`
+            characters, or the keyphrases are over their limits (a ValueError); nothing is written.
         LookupError: The atlas has no paper ``paper_id``.
         paperatlas.store.AtlasTooNew: The atlas was written by a newer paperatlas.
     """
@@ -101,7 +101,7 @@ def override_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyph
         raise ValueError("no keyphrases given (separate them with ';')")
     values: dict[str, object] = {}
     if tldr is not None:
-        values["tldr"] = " ".join(tldr.split())
+        values["tldr"] = check_tldr(" ".join(tldr.split()), paper_id)
     if keyphrases is not None:
-        values["keyphrases"] = keyphrases
+        values["keyphrases"] = check_keyphrases(keyphrases, paper_id)
     return store.row_to_paper(store.set_overrides(path, paper_id, values, clear=clear))

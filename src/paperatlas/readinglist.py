@@ -8,6 +8,9 @@ overrides) to another atlas.
 
 A paper is *on the reading list* when it is in at least one named list (default :data:`DEFAULT_LIST`), or liked,
 or has a note, or is marked read.
+
+Every value is checked against :mod:`paperatlas.limits` (a note of at most 100 kB, a list name of at most 200
+characters, ...), whichever way it comes in: the web app, the command line or an imported export.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import store
+from .limits import LimitExceeded, check_entry, check_list_name, check_note, check_override_row, check_rating
 
 #: the list ``paperatlas list add`` uses when no ``--list`` is given
 DEFAULT_LIST = "reading"
@@ -56,17 +60,12 @@ def rate(db: str | Path, paper_id: str, rating: int) -> None:
         rating: ``+1`` like, ``-1`` dislike, ``0`` clear.
 
     Raises:
-        ValueError: ``rating`` is another value.
+        paperatlas.limits.LimitExceeded: ``rating`` is another value (a ValueError).
         LookupError: The atlas has no paper ``paper_id``.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
-    if rating not in (-1, 0, 1):
-        raise ValueError(f"rating must be -1, 0 or 1, not {rating!r}")
-    store.set_mark(db, paper_id, rating=rating)
+    store.set_mark(db, paper_id, rating=check_rating(rating, paper_id))
 
-
-#: The longest note kept, in bytes of UTF-8 (:func:`set_note`).
-MAX_NOTE_BYTES = 100_000
 
 
 def set_note(db: str | Path, paper_id: str, text: str, append: bool = False) -> str:
@@ -84,17 +83,15 @@ def set_note(db: str | Path, paper_id: str, text: str, append: bool = False) -> 
     Raises:
         LookupError: The atlas has no paper ``paper_id``.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
-        ValueError: The note (after appending) is longer than :data:`MAX_NOTE_BYTES` bytes of UTF-8; nothing is
-            written.
+        paperatlas.limits.LimitExceeded: The note (after appending) is longer than
+            :data:`paperatlas.limits.MAX_NOTE_BYTES` bytes of UTF-8 (a ValueError); nothing is written.
     """
-    if len(text.encode("utf-8")) > MAX_NOTE_BYTES:
-        raise ValueError(f"the note is longer than {MAX_NOTE_BYTES // 1000} kB")
+    check_note(text, paper_id)
 
     def compose(old: str) -> str:
-        note = f"{old.rstrip()}\n\n{text.strip()}".strip() if append and old else text.strip()
-        if len(note.encode("utf-8")) > MAX_NOTE_BYTES:
-            raise ValueError(f"the note would be longer than {MAX_NOTE_BYTES // 1000} kB")
-        return note
+        if append and old:
+            return check_note(f"{old.rstrip()}\n\n{text.strip()}".strip(), paper_id, appended=True)
+        return text.strip()
 
     return store.update_note(db, paper_id, compose)
 
@@ -127,10 +124,13 @@ def add(db: str | Path, paper_id: str, list_name: str = DEFAULT_LIST) -> bool:
 
     Raises:
         ValueError: The list name is empty.
+        paperatlas.limits.LimitExceeded: The list name is longer than
+            :data:`paperatlas.limits.MAX_LIST_NAME_CHARS` characters, or the paper is on
+            :data:`paperatlas.limits.MAX_LISTS_PER_PAPER` lists already (a ValueError).
         LookupError: The atlas has no paper ``paper_id``.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
-    list_name = " ".join((list_name or "").split())
+    list_name = check_list_name(list_name or "", paper_id)
     if not list_name:
         raise ValueError("the list name is empty")
     return store.add_to_list(db, paper_id, list_name)
@@ -241,52 +241,61 @@ class ImportReport:
         entries: The number of entries read and merged.
         overrides: The number of overrides written.
         not_found: The titles (sorted) that match no paper of the atlas (their data is kept).
+        skipped: The entries and overrides over a limit of :mod:`paperatlas.limits`, not imported:
+            ``FILE: entries[I]: what is over which limit`` each.
     """
 
     entries: int = 0
     overrides: int = 0
     not_found: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
 
-def import_json(db: str | Path, data: dict, source: str = "<json>") -> ImportReport:
+def import_json(db: str | Path, data: dict, source: str = "<json>", strict: bool = False) -> ImportReport:
     """Merge an :func:`export_json` dict into an atlas, in one transaction.
 
     Papers are found by id, else by title (exact normalised, then fuzzy, as rebuilds re-link); lists are united;
     a rating, note or read mark replaces the atlas's only when the imported one is newer; overrides are applied
     at once. Titles with no paper here are reported (and their data kept in the tables, re-linked if the paper
-    appears in a later build). Malformed data writes nothing.
+    appears in a later build). Malformed data (an entry without ``paper_id``) writes nothing. An entry or override
+    with a value over a limit of :mod:`paperatlas.limits` (a 5 MB note, a rating of ``10**30``, 100,000
+    keyphrases) is skipped and listed in :attr:`ImportReport.skipped`; ``strict``: nothing is imported.
 
     Args:
         db: The atlas file.
         data: The export (``{"paperatlas_reading_list": 1, "entries": [...], "overrides": [...]}``).
         source: Where ``data`` came from, for error messages.
+        strict: Refuse the whole export when an entry or override is over a limit.
 
     Returns:
         The :class:`ImportReport`.
 
     Raises:
-        ValueError: ``data`` is not an export, or an entry or override is malformed (naming ``source`` and it).
+        ValueError: ``data`` is not an export, an entry or override is malformed, or (``strict``) one is over a
+            limit (naming ``source``, the entry and the limit).
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
     if not isinstance(data, dict) or data.get("paperatlas_reading_list") != EXPORT_VERSION:
         raise ValueError(f"{source}: not a paperatlas reading-list export (missing 'paperatlas_reading_list': 1)")
-    rows, ovs = [], []
-    for i, e in enumerate(data.get("entries") or []):
-        try:
-            rows.append({"paper_id": str(e["paper_id"]), "title": str(e["title"]),
-                         "rating": int(e.get("rating") or 0), "note": str(e.get("note") or ""),
-                         "read_at": e.get("read_at"), "lists": [str(x) for x in e.get("lists") or []],
-                         "updated_at": str(e.get("updated_at") or store.timestamp())})
-        except (KeyError, TypeError, ValueError) as err:
-            raise ValueError(f"{source}: entries[{i}]: {err!r} (needs paper_id, title)") from err
-    for i, o in enumerate(data.get("overrides") or []):
-        try:
-            ovs.append({"paper_id": str(o["paper_id"]), "field": str(o["field"]), "value": o["value"],
-                        "title": str(o.get("title") or ""), "edited_at": str(o.get("edited_at") or "")})
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"{source}: overrides[{i}]: {err!r} (needs paper_id, field, value)") from err
+    rows, ovs, skipped = [], [], []
+    for key, make, out, needs in (("entries", check_entry, rows, "paper_id, title"),
+                                  ("overrides", check_override_row, ovs, "paper_id, field, value")):
+        items = data.get(key) or []
+        if not isinstance(items, list):
+            raise ValueError(f"{source}: {key} is {type(items).__name__}, not a list")
+        for i, item in enumerate(items):
+            try:
+                out.append(make(item))
+            except LimitExceeded as err:
+                if strict:
+                    raise ValueError(f"{source}: {key}[{i}]: {err} (--strict: nothing imported)") from err
+                skipped.append(f"{source}: {key}[{i}]: {err}")
+            except (KeyError, TypeError, ValueError) as err:
+                raise ValueError(f"{source}: {key}[{i}]: {err!r} (needs {needs})") from err
+    now = store.timestamp()
+    rows = [{**r, "updated_at": r["updated_at"] or now} for r in rows]
     not_found = store.import_rows(db, rows, ovs)
-    return ImportReport(entries=len(rows), overrides=len(ovs), not_found=not_found)
+    return ImportReport(entries=len(rows), overrides=len(ovs), not_found=not_found, skipped=skipped)
 
 
 @dataclass

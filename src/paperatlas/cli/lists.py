@@ -167,7 +167,8 @@ def export_command(output, db):
 @click.option("--list", "list_name", default=None, metavar="NAME",
               help="Put the papers on list NAME (then `publish --list NAME`) instead of liking them.")
 @click.option("--strict", is_flag=True,
-              help="Stop at the first malformed record, adding nothing (default: report it as FILE:LINE, skip it).")
+              help="Stop at the first malformed record, or (an export) the first entry over a limit, adding nothing "
+                   "(default: report it as FILE:LINE or FILE: entries[I], skip it).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not list the papers found (only the summary and problems).")
 @click.option("-v", "--verbose", is_flag=True, hidden=True)  # the found papers are listed by default now
 @db_option
@@ -179,21 +180,30 @@ def import_command(file, list_name, strict, quiet, verbose, db):
       a Zotero/Mendeley export (.bib, CSL-JSON, .ris, .csv) or any listing paperatlas reads;
       a list of arXiv, OpenReview or DOI links;
       any Markdown or text post that names papers (titles may have small typos);
-      a `list export` JSON (marks, lists, notes and edits are merged).
+      a `list export` JSON (marks, lists, notes and edits are merged; an entry over a limit, e.g. a note over
+      100 kB, is skipped and named).
     Each paper found in the atlas (by DOI, arXiv or OpenReview id or link, else by title, authors breaking ties)
     is liked, or put on --list NAME, all at once. It prints what was found and how, what was ambiguous (several
     papers fit, or the title's paper has other authors: not added) and what is not in the atlas.
     """
+    from ..limits import LimitExceeded, loads_json
     from ..model import SourceError
 
     text = Path(file).read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
     if text.lstrip().startswith("{") and ('"paperatlas_reading_list"' in text[:2000] or '"entries"' in text[:2000]):
         try:
-            data = json.loads(text)
+            data = loads_json(text, source=file)
+        except LimitExceeded as e:
+            raise click.ClickException(f"{e} (nothing imported)") from e
         except ValueError as e:
             raise click.ClickException(f"{file}: cannot read JSON: {e}") from e
-        rep = _run(rl.import_json, resolve_db(db), data, source=file)
-        click.echo(f"imported {rep.entries} papers and {rep.overrides} overrides from {file}")
+        rep = _run(rl.import_json, resolve_db(db), data, source=file, strict=strict)
+        for msg in rep.skipped:
+            click.echo(f"skipped: {msg}", err=True)
+        n = len(rep.skipped)
+        click.echo(f"imported {rep.entries} papers and {rep.overrides} overrides from {file}"
+                   + (f", {n} entr{'ies' if n > 1 else 'y'} over a limit skipped (listed above; --strict refuses "
+                      "the file)" if n else ""))
         for t in rep.not_found:
             click.echo(f"  not in this atlas (kept, linked if it appears later): {t}")
         return

@@ -207,7 +207,8 @@ def topics_command(db, terms):
 def edit_command(paper, db, tldr, keyphrases, clear):
     """Override PAPER's (id or title) TL;DR and/or keyphrases.
 
-    Your edit wins over every later rebuild, is kept in the atlas file, and is what publish writes.
+    Your edit wins over every later rebuild, is kept in the atlas file, and is what publish writes. A TL;DR is at
+    most 1,000 characters; at most 50 keyphrases of at most 100 characters each (as in the web app).
     """
     from ..overrides import override_paper, parse_keyphrases
     from ..store import AtlasNotFound
@@ -221,7 +222,7 @@ def edit_command(paper, db, tldr, keyphrases, clear):
         atlas.close()
     try:
         p = override_paper(atlas.path, pid, tldr=tldr, clear=clear,
-                       keyphrases=parse_keyphrases(keyphrases) if keyphrases is not None else None)
+                           keyphrases=parse_keyphrases(keyphrases, pid) if keyphrases is not None else None)
     except (LookupError, ValueError, AtlasNotFound) as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{p.title} ({p.id})")

@@ -18,8 +18,12 @@ Its docstring's first paragraph is the description shown by ``--help``, ``docs/c
 (:func:`describe`).
 
 :func:`read` picks the reader from the file's content (see :func:`detect_format`) unless ``format`` is given,
-and bounds what a listing can feed the build: titles longer than :data:`MAX_TITLE_CHARS` and abstracts/digests
-longer than :data:`MAX_ABSTRACT_CHARS` are cut, with a :class:`SourceWarning` naming the file and line/record.
+and bounds what a listing can feed the build with the limits of :mod:`paperatlas.limits`, each time with a
+:class:`SourceWarning` naming the file and line/record: titles longer than :data:`MAX_TITLE_CHARS` characters,
+abstracts/digests longer than :data:`MAX_ABSTRACT_CHARS` and a given TL;DR (an author's) longer than
+:data:`paperatlas.limits.MAX_TLDR_CHARS` are cut; a given keyphrase longer than
+:data:`paperatlas.limits.MAX_KEYPHRASE_CHARS` is dropped and only the first
+:data:`paperatlas.limits.MAX_KEYPHRASES` are kept.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from ..limits import MAX_ABSTRACT_CHARS as MAX_ABSTRACT_CHARS
+from ..limits import MAX_KEYPHRASE_CHARS, MAX_KEYPHRASES, MAX_TLDR_CHARS
+from ..limits import MAX_TITLE_CHARS as MAX_TITLE_CHARS
 from ..model import Paper, SourceError
 from . import (
     acl_anthology,
@@ -74,12 +81,6 @@ SCHEMES = {mod.SCHEME: name for name, mod in READERS.items() if getattr(mod, "SC
 # "scheme:rest", not a URL ("https://...") and not a Windows drive ("C:\...").
 _SOURCE_RE = re.compile(r"^(?P<scheme>[a-z][a-z0-9-]+):(?!//)(?P<query>.+)$", re.DOTALL)
 
-
-#: Abstracts (and awesome-list digests) are cut to this many characters at ingest; the longest real abstract in
-#: the seeds is under 5,000.
-MAX_ABSTRACT_CHARS = 20_000
-#: Titles are cut to this many characters at ingest.
-MAX_TITLE_CHARS = 1_000
 
 
 def describe(name: str) -> str:
@@ -222,15 +223,31 @@ def read(path: str | Path, format: str | None = None, progress: Callable[[int], 
 
 
 def _bound(p: Paper, path: str) -> None:
-    """Cut ``p``'s over-long title, abstract and digest in place, with a :class:`SourceWarning` for each."""
+    """Bound ``p`` in place by :mod:`paperatlas.limits`, with a :class:`SourceWarning` for each change.
+
+    An over-long title, abstract, digest or TL;DR is cut; an over-long given keyphrase is dropped; given keyphrases
+    past :data:`paperatlas.limits.MAX_KEYPHRASES` are dropped.
+    """
     src = p.sources[0] if p.sources else None
     where = "" if src is None else (f"record {src.record}" if src.record is not None else
                                     (src.line if src.line is not None else ""))
     loc = f"{path}:{where}" if where != "" else path
     for field, limit in (("title", MAX_TITLE_CHARS), ("abstract", MAX_ABSTRACT_CHARS),
-                         ("digest", MAX_ABSTRACT_CHARS)):
+                         ("digest", MAX_ABSTRACT_CHARS), ("tldr", MAX_TLDR_CHARS)):
         value = getattr(p, field)
         if len(value) > limit:
             warnings.warn(f"{loc}: {field} of {len(value):,} characters cut to {limit:,}", SourceWarning,
                           stacklevel=3)
             setattr(p, field, value[:limit].rstrip())
+    given = p.given_keyphrases
+    if any(len(k) > MAX_KEYPHRASE_CHARS for k in given):
+        long = [k for k in given if len(k) > MAX_KEYPHRASE_CHARS]
+        warnings.warn(f"{loc}: {len(long):,} keyphrase{'s' if len(long) > 1 else ''} longer than "
+                      f"{MAX_KEYPHRASE_CHARS:,} characters dropped (the longest: {max(map(len, long)):,}); the "
+                      f"limit is {MAX_KEYPHRASE_CHARS:,}", SourceWarning, stacklevel=3)
+        given = [k for k in given if len(k) <= MAX_KEYPHRASE_CHARS]
+    if len(given) > MAX_KEYPHRASES:
+        warnings.warn(f"{loc}: {len(given):,} keyphrases given, the first {MAX_KEYPHRASES:,} kept; the limit is "
+                      f"{MAX_KEYPHRASES:,}", SourceWarning, stacklevel=3)
+        given = given[:MAX_KEYPHRASES]
+    p.given_keyphrases = given

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import limits
 from ..model import Paper
 from .connection import connect, write_transaction
 
@@ -56,6 +57,7 @@ def _upsert_mark(con: sqlite3.Connection, paper_id: str, values: dict[str, Any])
     bad = set(values) - set(_MARK_VALUES)
     if bad:
         raise ValueError(f"not a mark field: {', '.join(sorted(bad))} (use {', '.join(_MARK_VALUES)})")
+    limits.check_mark(values, paper_id)  # the last guard of paperatlas.limits, on every way in
     title = _title(con, paper_id)
     con.execute("INSERT OR IGNORE INTO marks (paper_id, title, updated_at) VALUES (?, ?, ?)",
                 (paper_id, title, timestamp()))
@@ -76,6 +78,7 @@ def set_mark(db: str | Path, paper_id: str, **values: Any) -> None:
     Raises:
         LookupError: The atlas has no paper ``paper_id``.
         ValueError: A keyword is not one of the three fields.
+        paperatlas.limits.LimitExceeded: A value is over its limit (a ValueError); nothing is written.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
     with write_transaction(db) as con:
@@ -95,6 +98,7 @@ def update_note(db: str | Path, paper_id: str, compose: Callable[[str], str]) ->
 
     Raises:
         LookupError: The atlas has no paper ``paper_id``.
+        paperatlas.limits.LimitExceeded: The new note is over its limit (a ValueError); nothing is written.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
     with write_transaction(db) as con:
@@ -117,9 +121,14 @@ def add_to_list(db: str | Path, paper_id: str, list_name: str) -> bool:
 
     Raises:
         LookupError: The atlas has no paper ``paper_id``.
+        paperatlas.limits.LimitExceeded: The name is over its limit, or the paper is on too many lists.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
+    limits.check_list_name(list_name, paper_id)
     with write_transaction(db) as con:
+        on = {r[0] for r in con.execute("SELECT list FROM list_items WHERE paper_id = ?", (paper_id,))}
+        if list_name not in on:
+            limits.check_list_count(len(on) + 1, paper_id)
         cur = con.execute("INSERT OR IGNORE INTO list_items (list, paper_id, title, added_at) VALUES (?, ?, ?, ?)",
                           (list_name, paper_id, _title(con, paper_id), timestamp()))
     return cur.rowcount == 1
@@ -222,8 +231,11 @@ def like_or_list(db: str | Path, papers: list[tuple[str, str]], list_name: str |
         How many papers changed (newly liked, or newly on the list).
 
     Raises:
+        paperatlas.limits.LimitExceeded: ``list_name`` is over its limit (a ValueError); nothing is written.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
+    if list_name:
+        limits.check_list_name(list_name)
     now, changed = timestamp(), 0
     with write_transaction(db) as con:
         for pid, title in papers:
@@ -260,8 +272,13 @@ def import_rows(db: str | Path, entries: list[dict[str, Any]], overrides: list[d
         The titles (sorted) of the marks and list entries that match no paper of this atlas.
 
     Raises:
+        paperatlas.limits.LimitExceeded: A value is over its limit (a ValueError); nothing is written.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
+    for e in entries:  # the last guard (import_json skips these first)
+        limits.check_entry(e)
+    for o in overrides:
+        limits.check_override_row(o)
     with write_transaction(db) as con:
         for e in entries:
             pid, updated = e["paper_id"], e["updated_at"]
@@ -393,11 +410,14 @@ def set_overrides(db: str | Path, paper_id: str, values: dict[str, object], clea
     Raises:
         LookupError: The atlas has no paper ``paper_id``.
         ValueError: A field is not one of :data:`EDITABLE_FIELDS`.
+        paperatlas.limits.LimitExceeded: A value is over its limits (a ValueError); nothing is written.
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
     """
     bad = set(values) - set(EDITABLE_FIELDS)
     if bad:
         raise ValueError(f"cannot edit {', '.join(sorted(bad))} (editable: {', '.join(EDITABLE_FIELDS)})")
+    for f, v in values.items():
+        limits.check_override(f, v, paper_id)
     with write_transaction(db) as con:
         row = con.execute("SELECT title FROM papers WHERE id = ?", (paper_id,)).fetchone()
         if row is None:

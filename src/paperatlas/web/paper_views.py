@@ -9,14 +9,12 @@ from collections.abc import Callable
 from flask import Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
 
 from ..cite import bibtex_entry, out_links
+from ..limits import check_tldr
 from ..mapview import map_payload, plotly_js_path
 from ..model import STATUSES
 from ..search import AmbiguousPaper, find_paper, related
 from .context import WebContext
 from .trends_views import topic_trend
-
-#: Longest TL;DR the edit form accepts (characters).
-MAX_TLDR_CHARS = 5000
 
 
 def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
@@ -65,10 +63,9 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         if p is None:
             abort(404)
         tldr = request.form.get("tldr", "").strip()
-        if len(tldr) > MAX_TLDR_CHARS:
-            abort(400, f"the TL;DR is longer than {MAX_TLDR_CHARS} characters")
         try:
-            kps = parse_keyphrases(request.form.get("keyphrases", ""))
+            check_tldr(" ".join(tldr.split()), pid)  # counted as `paperatlas edit` counts it
+            kps = parse_keyphrases(request.form.get("keyphrases", ""), pid)
             edited = override_paper(atlas.path, pid, tldr=tldr if tldr and tldr != p.tldr else None,
                                     keyphrases=kps if kps and kps != p.keyphrases else None)
         except ValueError as e:

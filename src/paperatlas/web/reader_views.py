@@ -8,6 +8,7 @@ from __future__ import annotations
 from flask import Flask, abort, g, jsonify, redirect, render_template, request, url_for
 
 from .. import readinglist as rl
+from ..limits import LimitExceeded, check_list_name
 from .context import WebContext
 from .security import safe_next
 
@@ -54,9 +55,10 @@ def register(app: Flask, ctx: WebContext) -> None:
         if pid not in atlas.by_id:
             abort(404)
         action = request.form.get("action", "")
-        list_name = request.form.get("list", "").strip() or rl.DEFAULT_LIST
-        if len(list_name) > 200:
-            abort(400, "the list name is longer than 200 characters")
+        try:
+            list_name = check_list_name(request.form.get("list", ""), pid) or rl.DEFAULT_LIST
+        except LimitExceeded as e:
+            abort(400, str(e))
         try:
             if action in ("like", "dislike", "unrate"):
                 rl.rate(atlas.path, pid, {"like": 1, "dislike": -1, "unrate": 0}[action])

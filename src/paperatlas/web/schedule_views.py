@@ -14,6 +14,7 @@ import re
 from flask import Flask, Response, abort, render_template, request
 
 from .. import readinglist as rl
+from ..limits import LimitExceeded, check_list_name
 from ..schedule import reading_plan, to_ics
 from .context import WebContext
 
@@ -21,8 +22,11 @@ from .context import WebContext
 def _plan(ctx: WebContext):
     """The plan of ``?list=NAME`` (or the whole reading list); 404 for a list name nobody used."""
     name = request.args.get("list") or None
-    if name is not None and len(name) > 200:
-        abort(400, "the list name is longer than 200 characters")
+    try:
+        if name is not None:
+            check_list_name(name)
+    except LimitExceeded as e:
+        abort(400, str(e))
     try:
         return reading_plan(ctx.atlas, name)
     except LookupError as e:
