@@ -20,8 +20,15 @@ Citation keys
     (``arakelyan2021complex``); a key already taken gets ``a``, ``b``, ... appended. Entries are in paper-id order,
     so keys are stable across runs.
 
-Values are written brace-enclosed. Bare ``&``, ``%`` and ``#`` are backslash-escaped for LaTeX (``MPC \& Value``).
-Braces that are balanced in the text (``{BERT}``, ``\{\pm 1\}``) are kept as they are; an unmatched ``{``
+Values are written brace-enclosed. Text is TeX that a reader's LaTeX will run, so only the text commands of
+:data:`TEXT_COMMANDS` are kept (``\emph``, ``\textbf``, accents ``\'`` ``\v`` ``\ss``, Greek letters, ``\ell``,
+``\mathcal``, ``\sqrt``, ...); any other control word (``\input``, ``\write18``, ``\immediate``, ``\def``,
+``\catcode``, ``\csname``, ``\usepackage``, an unknown macro) is written as text, its backslash as
+``\textbackslash{}`` (``\backslash{}`` in math), and ``^^`` (TeX's character-code notation, which would spell a
+backslash as ``^^5c``) as ``^{}^`` (:func:`neutralize_tex`); in the link fields (``url``, ``doi``, ``pdf``,
+``code``) a backslash or ``^`` is percent-encoded (:func:`url_value`). Bare ``&``, ``%`` and ``#`` are
+backslash-escaped for LaTeX (``MPC \& Value``). Braces that are balanced in the text (``{BERT}``, ``\{\pm 1\}``)
+are kept as they are; an unmatched ``{``
 or ``}`` becomes ``\textbraceleft{}`` / ``\textbraceright{}``, so the file re-parses (with bibtexparser and with
 BibTeX itself) to the same entries. Non-ASCII text is written as UTF-8 (biber / BibTeX 0.99d+ read it).
 """
@@ -61,6 +68,49 @@ _NAME_SUFFIXES = frozenset("jr jr. sr sr. ii iii iv".split())
 
 # A brace, with group 1 set when it is backslash-escaped ("\\{") and group 2 the brace itself.
 _ANY_BRACE_RE = re.compile(r"(\\)?([{}])")
+#: The control words a BibTeX value may keep: text formatting, accents and special letters, text symbols, Greek
+#: letters and the math commonly in titles and abstracts. Every other control word is neutralised
+#: (:func:`neutralize_tex`): none of these reads, writes or runs anything, nor (re)defines a command.
+TEXT_COMMANDS = frozenset("""
+    emph textbf textit textsc texttt textrm textsf textsl textup textmd textnormal underline mbox text em bf it sc
+    tt rm sf sl up md normalfont textsuperscript textsubscript url
+    v c u H k r b d t ss SS o O ae AE oe OE aa AA l L i j dh DH th TH ng NG
+    textbackslash textbraceleft textbraceright textasciitilde textasciicircum textunderscore textbar textless
+    textgreater textendash textemdash textquoteleft textquoteright textquotedblleft textquotedblright textdegree
+    textregistered texttrademark textcopyright textellipsis textperiodcentered textbullet textsection textdagger
+    textdaggerdbl textpm texttimes textmu ldots dots cdots vdots ddots S P dag ddag copyright pounds euro LaTeX
+    TeX BibTeX LaTeXe
+    alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa varkappa lambda mu nu xi pi
+    varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma
+    Upsilon Phi Psi Omega varGamma varDelta varTheta varLambda varXi varPi varSigma varUpsilon varPhi varPsi
+    varOmega
+    mathcal mathbb mathbf mathit mathrm mathsf mathtt mathfrak mathscr mathds mathnormal boldsymbol bm
+    operatorname sqrt frac dfrac tfrac binom log ln lg exp sin cos tan sinh cosh tanh arcsin arccos arctan max
+    min sup inf lim liminf limsup arg det dim ker Pr deg gcd hom mod bmod pmod infty partial nabla sum prod
+    coprod int iint oint bigcup bigcap bigoplus bigotimes bigvee bigwedge cup cap setminus smallsetminus in
+    notin ni subset subseteq subsetneq supset supseteq supsetneq emptyset varnothing forall exists nexists neg
+    lnot land lor wedge vee to rightarrow leftarrow Rightarrow Leftarrow leftrightarrow Leftrightarrow
+    longrightarrow longleftarrow Longrightarrow Longleftarrow longleftrightarrow mapsto longmapsto implies iff
+    gets uparrow downarrow updownarrow hookrightarrow rightharpoonup rightleftharpoons times cdot div pm mp
+    ast star circ bullet oplus ominus otimes odot oslash leq le geq ge neq ne leqslant geqslant ll gg lesssim
+    gtrsim approx sim simeq cong equiv propto perp parallel mid nmid asymp prec succ preceq succeq triangleq
+    coloneqq sqsubseteq sqsupseteq ell hbar imath jmath Re Im aleph beth wp prime angle triangle top bot
+    vdash dashv models langle rangle lceil rceil lfloor rfloor left right middle big Big bigg Bigg bigl bigr
+    Bigl Bigr biggl biggr vert Vert lvert rvert lVert rVert backslash hat widehat tilde widetilde bar overline
+    vec dot ddot acute grave check breve mathring overrightarrow overleftarrow underbrace overbrace quad qquad
+    colon dagger ddagger not natural sharp flat checkmark diamond square Box blacksquare limits nolimits
+    displaystyle textstyle scriptstyle scriptscriptstyle ensuremath dotsc dotsb dotsm dotsi dotso Tilde Hat Bar
+    Vec Dot Ddot overset underset stackrel substack over atop choose smash phantom hphantom vphantom cal mit
+    mathop mathbin mathrel mathord tiny scriptsize footnotesize small normalsize large Large LARGE huge Huge
+    hspace newline
+""".split())
+
+# A control sequence as TeX reads it: a backslash and then a run of letters (a control word; "@" counts, as it does
+# inside packages, and non-ASCII letters, as XeTeX and LuaTeX read them), or one other character (a control symbol).
+_CONTROL_SEQUENCE_RE = re.compile(r"\\((?:[^\W\d_]|@)+)|\\.", re.DOTALL)
+# Inline math: its neutralised backslash is \backslash{} (\textbackslash is a text-mode command).
+_MATH_RE = re.compile(r"((?<!\\)\$(?:\\.|[^$\\])*\$)", re.DOTALL)
+
 # LaTeX specials that break a compiled bibliography when bare: "&" (alignment tab), "%" (comment), "#" (parameter).
 _TEX_SPECIAL_RE = re.compile(r"(?<!\\)([&%#])")
 
@@ -130,6 +180,55 @@ def balance_braces(text: str) -> str:
     return text
 
 
+def neutralize_tex(text: str, math_only: bool = False) -> str:
+    r"""``text`` with every control word outside :data:`TEXT_COMMANDS` made printed text that TeX cannot run.
+
+    TeX reads a control word as a backslash and a run of letters; one not in :data:`TEXT_COMMANDS` (``\input``,
+    ``\write``, ``\immediate``, ``\openout``, ``\catcode``, ``\def``, ``\csname``, ``\usepackage``, ...)
+    gets its backslash written as ``\textbackslash{}`` (``\backslash{}`` inside ``$...$``), so the reader's LaTeX
+    prints ``\input{/etc/passwd}`` instead of reading the file. Control symbols (``\'``, ``\"``, ``\&``,
+    ``\{``, ``\\``) are kept: none of them acts on files or definitions. ``^^`` becomes ``^{}^``, because TeX
+    turns ``^^5c`` into a backslash before it reads commands.
+
+    Args:
+        text: a field value, as TeX source.
+        math_only: for a text that is plain but for ``$...$`` math (CSL-JSON's, whose ``$...$`` pandoc reads as TeX
+            and writes into LaTeX as it is): a text without ``$`` is returned as it is; one with ``$`` is neutralised
+            whole, since a reader may find math where this function does not.
+
+    Returns:
+        The value with disallowed control words neutralised (``"\emph{On} \input{x}"`` ->
+        ``"\emph{On} \textbackslash{}input{x}"``); text without them is returned unchanged.
+    """
+    if "\\" not in text and "^^" not in text:
+        return text
+    if math_only and "$" not in text:
+        return text
+    text = re.sub(r"\^(?=\^)", "^{}", text)
+
+    def part(segment: str, math: bool) -> str:
+        slash = "\\backslash{}" if math else "\\textbackslash{}"
+        return _CONTROL_SEQUENCE_RE.sub(
+            lambda m: m.group(0) if m.group(1) is None or m.group(1) in TEXT_COMMANDS else slash + m.group(1),
+            segment)
+
+    return "".join(part(p, p.startswith("$") and p.endswith("$") and len(p) > 1) for p in _MATH_RE.split(text))
+
+
+def url_value(url: str) -> str:
+    r"""A link field's value (``url``, ``doi``, ``pdf``, ``code``): one that TeX cannot read as a command.
+
+    Args:
+        url: an http(s) URL or a bare DOI.
+
+    Returns:
+        ``url`` with ``\`` and ``^`` percent-encoded (``%5C``, ``%5E``: neither is a valid URL character, and a style
+        that typesets the link outside ``\url`` would read them as a command or as ``^^5c``, a backslash) and its
+        braces balanced (:func:`balance_braces`).
+    """
+    return balance_braces(url.replace("\\", "%5C").replace("^", "%5E"))
+
+
 def tex_escape(text: str) -> str:
     r"""``text`` with bare ``&``, ``%`` and ``#`` backslash-escaped, as LaTeX needs them in a bibliography.
 
@@ -154,11 +253,12 @@ def tex_escape(text: str) -> str:
 def _clean(text: str) -> str:
     """One text value, cleaned for BibTeX.
 
-    Whitespace folded (paragraph breaks kept as a blank line), LaTeX specials escaped (:func:`tex_escape`), braces
-    balanced (:func:`balance_braces`).
+    Whitespace folded (paragraph breaks kept as a blank line), commands that could act on the reader's machine
+    neutralised (:func:`neutralize_tex`), LaTeX specials escaped (:func:`tex_escape`), braces balanced
+    (:func:`balance_braces`).
     """
     paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text or "")]
-    return balance_braces(tex_escape("\n\n".join(p for p in paras if p)))
+    return balance_braces(tex_escape(neutralize_tex("\n\n".join(p for p in paras if p))))
 
 
 def _ascii_word(text: str) -> str:
@@ -302,10 +402,10 @@ def paper_entry(p: Paper, key: str) -> Entry:
         ("author", _clean(_author_field(p.authors))),
         ("year", str(year) if year else ""),
         (venue_field, _clean(venue) if venue_field else ""),
-        ("url", balance_braces(main_url(p))),
-        ("doi", balance_braces(doi_of(p))),
-        ("pdf", balance_braces(second_link(p))),
-        ("code", balance_braces(code_link(p)) if paper_link(p) else ""),
+        ("url", url_value(main_url(p))),
+        ("doi", url_value(doi_of(p))),
+        ("pdf", url_value(second_link(p))),
+        ("code", url_value(code_link(p)) if paper_link(p) else ""),
         ("note", _clean(f"Status: {p.status}") if p.status else ""),
         ("abstract", _clean(p.abstract)),
         ("keywords", _clean(", ".join(k for k in (p.keyphrases or p.given_keyphrases) if k.strip()))),

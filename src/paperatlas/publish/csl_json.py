@@ -1,4 +1,4 @@
-"""Publish papers as CSL-JSON (``publish --format csl-json``).
+r"""Publish papers as CSL-JSON (``publish --format csl-json``).
 
 CSL-JSON is the Citation Style Language's JSON bibliography format that Zotero, Mendeley, pandoc and citeproc
 import.
@@ -11,6 +11,10 @@ particle``/``suffix``, split by bibtexparser's BibTeX name parser), ``issued`` (
 paper link, else its arXiv page, DOI or code link), ``DOI`` (bare),
 ``abstract``, ``keyword`` (the keyphrases, ``", "``-joined) and ``note`` (the TL;DR, the reader's note when the
 paper carries one in ``extra["note"]``, the status and ``Code: URL``).
+
+Texts are plain, as CSL-JSON's are, except inline math ``$...$``, which pandoc reads as TeX and writes into a LaTeX
+document as it is: there only the commands a BibTeX value may keep stay commands
+(:func:`paperatlas.cite.bibtex.neutralize_tex`), so ``$\input{/etc/passwd}$`` cannot read a file.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ..cite.bibtex import is_conference, lowercase_given_name, main_url, unique_keys
+from ..cite.bibtex import is_conference, lowercase_given_name, main_url, neutralize_tex, unique_keys
 from ..cite.links import doi_of
 from ..model import Paper, Topic
 from ..text import safe_url
@@ -61,6 +65,11 @@ def csl_name(name: str) -> dict[str, str]:
     return out
 
 
+def _text(text: str) -> str:
+    """A text field: plain, its ``$...$`` math holding only commands that cannot act (see the module docstring)."""
+    return neutralize_tex(text, math_only=True)
+
+
 def paper_item(p: Paper, key: str) -> dict:
     """The CSL-JSON item of one paper (fields as in the module docstring; empty ones left out).
 
@@ -72,23 +81,23 @@ def paper_item(p: Paper, key: str) -> dict:
         The item as a JSON-serialisable dict.
     """
     item: dict = {"id": key, "type": ("paper-conference" if is_conference(p.venue) else "article-journal")
-                  if p.venue else "article", "title": p.title}
+                  if p.venue else "article", "title": _text(p.title)}
     if p.authors:
         item["author"] = [csl_name(a) for a in p.authors]
     year = paper_year(p)
     if year:
         item["issued"] = {"date-parts": [[year]]}
     if p.venue:
-        item["container-title"] = p.venue
+        item["container-title"] = _text(p.venue)
     url = safe_url(p.paper_url) or main_url(p)
     if url:
         item["URL"] = url
     if doi_of(p):
         item["DOI"] = doi_of(p)
     if p.abstract:
-        item["abstract"] = p.abstract
+        item["abstract"] = _text(p.abstract)
     if p.keyphrases:
-        item["keyword"] = ", ".join(p.keyphrases)
+        item["keyword"] = _text(", ".join(p.keyphrases))
     notes = [f"TL;DR: {p.tldr}"] if p.tldr else []
     if p.extra.get("note"):
         notes.append(str(p.extra["note"]))
@@ -97,7 +106,7 @@ def paper_item(p: Paper, key: str) -> dict:
     if code_link(p):
         notes.append(f"Code: {code_link(p)}")
     if notes:
-        item["note"] = "\n\n".join(notes)
+        item["note"] = _text("\n\n".join(notes))
     return item
 
 
