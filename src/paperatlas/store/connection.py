@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from .lock import swap_lock
 from .migrations import MalformedAtlas, migrate  # noqa: F401 - MalformedAtlas is part of this module's API
 
 #: The connection type the store's functions take and return (``sqlite3.Connection``).
@@ -121,28 +122,34 @@ def connect(path: str | Path, readonly: bool = True) -> sqlite3.Connection:
 def write_transaction(path: str | Path) -> Iterator[sqlite3.Connection]:
     """One write transaction on the live atlas file: migrated first, committed on success, rolled back on error.
 
-    The connection waits up to :data:`WRITE_TIMEOUT` seconds for a lock held by another writer, and takes the
-    write lock at once (``BEGIN IMMEDIATE``), so what the block reads is still true when it writes.
+    The whole transaction, from opening the file to closing it, holds the atlas's swap lock shared
+    (:func:`paperatlas.store.lock.swap_lock`): it waits while a build copies the reader's tables into its rebuilt
+    copy and renames the copy over the atlas, and a build's swap waits for it. So every write that returns is in
+    the atlas that ``path`` names afterwards, never in a file a build has replaced. The connection waits up to
+    :data:`WRITE_TIMEOUT` seconds for a lock held by another writer, and takes the write lock at once
+    (``BEGIN IMMEDIATE``), so what the block reads is still true when it writes.
 
     Args:
         path: The atlas file.
 
     Yields:
-        A writable connection (rows as :class:`sqlite3.Row`), closed after the block.
+        A writable connection (rows as :class:`sqlite3.Row`), inside the transaction; closed after the block.
 
     Raises:
         AtlasNotFound: There is no file at ``path``.
         MalformedAtlas: The file is not SQLite or lacks an atlas table (nothing written).
         paperatlas.store.migrations.AtlasTooNew: The file was written by a newer paperatlas (nothing written).
+        paperatlas.store.lock.AtlasBusy: A build's swap held the atlas for more than :data:`WRITE_TIMEOUT` s.
     """
     p = require_atlas(path)
-    con = sqlite3.connect(p, timeout=WRITE_TIMEOUT)
-    con.row_factory = sqlite3.Row
-    try:
-        check_atlas(con, p)
-        migrate(con, p)
-        with con:
-            con.execute("BEGIN IMMEDIATE")
-            yield con
-    finally:
-        con.close()
+    with swap_lock(p, exclusive=False, timeout=WRITE_TIMEOUT):
+        con = sqlite3.connect(p, timeout=WRITE_TIMEOUT)
+        con.row_factory = sqlite3.Row
+        try:
+            check_atlas(con, p)
+            with con:  # commits the block's writes (and a migration) on success, rolls them back on an error
+                con.execute("BEGIN IMMEDIATE")
+                migrate(con, p)  # inside the transaction: the file is migrated only if the write goes ahead
+                yield con
+        finally:
+            con.close()

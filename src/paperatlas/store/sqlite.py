@@ -4,7 +4,9 @@ Writes go through :func:`atomic_rebuild`, which works on a private copy of the a
 place with ``os.replace`` only after a successful commit, so a crash or kill at any point leaves the previous
 atlas readable and unchanged. The copy is brought to the current schema by the numbered migrations of
 :mod:`paperatlas.store.migrations`. The reader's tables (marks, lists, overrides: :mod:`paperatlas.store.userdata`)
-are carried over by that copy and copied again from the live file just before the swap.
+are carried over by that copy and copied again from the live file just before the swap; the swap holds the
+atlas's swap lock (:func:`paperatlas.store.lock.swap_lock`), which every reader's write holds shared, so no write is
+made between that copy and the rename, nor into the replaced file.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..model import Paper, Topic
 from .connection import AtlasNotFound, MalformedAtlas, connect, file_identity
 from .embeddings import _vector, cached_embeddings, stored_paper_count, write_embeddings
 from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
-from .lock import build_lock
+from .lock import build_lock, swap_lock
 from .migrations import LATEST, migrate
 from .paper_rows import _JSON_FIELDS, _SCALAR_FIELDS, paper_texts, write_papers
 from .userdata import (  # build.py calls these as paperatlas.store.sqlite.*
@@ -86,11 +88,16 @@ def atomic_rebuild(path: str | Path, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         for stale in target.parent.glob(f".{glob.escape(target.name)}.*.building*"):
             if stale.name.endswith((".building", ".building-journal", ".building-wal", ".building-shm")):
                 stale.unlink(missing_ok=True)
-        yield from _rebuild_copy(target)
+        yield from _rebuild_copy(target, lock_timeout)
 
 
-def _rebuild_copy(target: Path) -> Iterator[sqlite3.Connection]:
-    """The body of :func:`atomic_rebuild`, run under the build lock: copy, yield, commit and swap."""
+def _rebuild_copy(target: Path, lock_timeout: float) -> Iterator[sqlite3.Connection]:
+    """The body of :func:`atomic_rebuild`, run under the build lock: copy, yield, commit and swap.
+
+    The swap (the reader's tables copied again from the live file, the rename) holds the atlas's swap lock
+    exclusively (:func:`paperatlas.store.lock.swap_lock`): it waits for the reader's writes in progress to end,
+    and a write that starts meanwhile waits for the rename, then opens the new file.
+    """
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".building", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -109,21 +116,29 @@ def _rebuild_copy(target: Path) -> Iterator[sqlite3.Connection]:
             migrate(con, target)
             yield con
             con.commit()
-            if target.is_file():
-                carry_user_tables(target, con)
-            relink_user_rows(con)
             # a rebuild rewrites most tables: give the freed pages back so the file does not grow build by build
             free = con.execute("PRAGMA freelist_count").fetchone()[0]
             if free > 0.25 * con.execute("PRAGMA page_count").fetchone()[0]:
                 con.execute("VACUUM")
+            with open(tmp, "rb+") as f:  # the bulk of the file on disk before the readers' writes are held off
+                os.fsync(f.fileno())
+            with swap_lock(target, exclusive=True, timeout=lock_timeout):
+                if target.is_file():
+                    carry_user_tables(target, con)
+                relink_user_rows(con)
+                con.close()
+                with open(tmp, "rb+") as f:
+                    os.fsync(f.fileno())
+                os.replace(tmp, target)
         finally:
             con.close()
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+#: the columns of ``papers`` a paper is read from, in :data:`paperatlas.store.check.COLUMNS`
+_READ_FIELDS = _SCALAR_FIELDS + _JSON_FIELDS
 
 
 def row_to_paper(row: sqlite3.Row) -> Paper:

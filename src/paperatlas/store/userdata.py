@@ -7,7 +7,9 @@ changes a paper's id (a corrected title) can re-link it (:func:`relink_user_rows
 
 Each write function here is one transaction on the live file (:func:`paperatlas.store.connection.write_transaction`:
 migrated first, ``timeout=30``), so a reader's change made while a build runs is kept: the build copies these
-tables from the live file again just before its copy replaces it (:func:`carry_user_tables`).
+tables from the live file again just before its copy replaces it (:func:`carry_user_tables`). Both hold the
+atlas's swap lock (:func:`paperatlas.store.lock.swap_lock`: shared for a write, exclusive for the swap), so no
+write lands between that copy and the rename, nor in the replaced file.
 """
 
 from __future__ import annotations
@@ -442,7 +444,8 @@ def carry_user_tables(live: Path, con: sqlite3.Connection) -> None:
     Columns are matched by name, so a live file of an older schema version is copied too. Commits ``con``.
 
     Args:
-        live: The live atlas file (opened read-only); a table it lacks is left as the copy has it.
+        live: The live atlas file (opened read-only); a table it lacks is left as the copy has it. The build holds
+            its swap lock (:func:`paperatlas.store.lock.swap_lock`), so no reader's write is in progress.
         con: A writable connection to the build's copy (migrated to the current schema).
     """
     src = sqlite3.connect(f"file:{live}?mode=ro", uri=True)
