@@ -189,11 +189,11 @@ MALFORMED = {
     "empty": (_empty, None),
     "missing tables": (_missing_tables, None),
     "short vector": (_edit("UPDATE embeddings SET vector = ? WHERE rowid = 1", b"\0" * 8),
-                     "embeddings of different lengths"),
+                     "embeddings.vector of paper"),
     "odd-length vector": (_edit("UPDATE embeddings SET vector = ? WHERE rowid = 1", b"\0" * 7),
                           "not a vector of finite float32 values (7 bytes)"),
     "bad JSON": (_edit("UPDATE papers SET authors = ? WHERE rowid = 1", "[\"Ada Lovelace\","),
-                 "bad JSON in papers.authors"),
+                 "papers.authors of paper"),
 }
 
 
@@ -239,7 +239,7 @@ def test_create_app_on_a_malformed_atlas_raises_one_line(malformed, case):
 def test_a_malformed_meta_value_is_named(copy_atlas):
     db = copy_atlas()
     _edit("UPDATE meta SET value = ? WHERE key = 'sources'", "{not json")(db)
-    with pytest.raises(MalformedAtlas, match=r"bad JSON in meta\.sources"):
+    with pytest.raises(MalformedAtlas, match=r"meta\.value of key 'sources' is damaged: bad JSON"):
         Atlas(db)
 
 

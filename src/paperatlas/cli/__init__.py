@@ -2,8 +2,9 @@
 
 Each command lives in the module of its kind (:mod:`.build`: build, serve, demo; :mod:`.query`: search, show,
 related, recommend, topics, edit; :mod:`.trends`; :mod:`.publish`; :mod:`.lists`: the reading list; :mod:`.digest`:
-new; :mod:`.eval`) and calls one function of the Python API; what they share (``--db``, opening an atlas, filters,
-progress bars) is in :mod:`._common`.
+new; :mod:`.check`: check; :mod:`.eval`) and calls one function of the Python API; what they share (``--db``, opening
+an atlas, filters, progress bars) is in :mod:`._common`. A damaged atlas found while a command runs is one ``Error:``
+line (:class:`_Main`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import click
 
 from .build import build_command, demo_command, serve_command
+from .check import check_command
 from .digest import new_command
 from .eval import eval_group
 from .lists import list_group
@@ -20,7 +22,25 @@ from .schedule import schedule_command
 from .trends import trends_command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Main(click.Group):
+    """The command group: an atlas found damaged while a command runs is one ``Error:`` line, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        """Run the command; a :class:`~paperatlas.store.MalformedAtlas` it raises becomes a ClickException (exit 1).
+
+        Raises:
+            click.ClickException: The atlas (a value read after it was opened: the reader's tables, a stored
+                model, the build history) is damaged; the message is the store's one line.
+        """
+        from ..store.migrations import MalformedAtlas
+
+        try:
+            return super().invoke(ctx)
+        except MalformedAtlas as e:
+            raise click.ClickException(str(e)) from e
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="paperatlas")
 def main() -> None:
     """paperatlas: turn a paper listing into a navigable atlas.
@@ -38,7 +58,7 @@ def main() -> None:
 
 for _command in (build_command, search_command, show_command, related_command, edit_command, topics_command,
                  trends_command, publish_command, serve_command, demo_command, recommend_command, new_command,
-                 eval_group, list_group, schedule_command):
+                 eval_group, list_group, schedule_command, check_command):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

@@ -33,11 +33,12 @@ def resolve_db(db: str | None) -> Path:
 
     Raises:
         click.UsageError: Several ``*.db`` files are here and nothing chooses one.
+        click.ClickException: ``--db`` or ``$PAPERATLAS_DB`` names a directory (one line, before any work).
     """
     if db:
-        return Path(db)
+        return refuse_directory(db)
     if os.environ.get("PAPERATLAS_DB"):
-        return Path(os.environ["PAPERATLAS_DB"])
+        return refuse_directory(os.environ["PAPERATLAS_DB"])
     if Path(DEFAULT_DB).exists():
         return Path(DEFAULT_DB)
     found = sorted(p for p in Path(".").glob("*.db") if p.is_file())
@@ -46,6 +47,25 @@ def resolve_db(db: str | None) -> Path:
     if len(found) > 1:
         raise click.UsageError(f"several atlases here ({', '.join(map(str, found))}): choose one with --db")
     return Path(DEFAULT_DB)
+
+
+def refuse_directory(db: str | Path) -> Path:
+    """Check that an atlas path is not a directory, before a command does any work.
+
+    Args:
+        db: The atlas path as given (``--db``, ``$PAPERATLAS_DB``).
+
+    Returns:
+        ``db`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        click.ClickException: ``db`` is an existing directory (one line: name a file in it instead).
+    """
+    path = Path(db)
+    if path.is_dir():
+        raise click.ClickException(f"{path}: is a directory, not an atlas file; give a file, e.g. "
+                                   f"--db {path / DEFAULT_DB}")
+    return path
 
 
 def db_option(f):

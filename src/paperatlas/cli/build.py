@@ -102,6 +102,9 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
     """
     from ..build import BuildRefused
     from ..build import build as run_build
+    from ._common import refuse_directory
+
+    refuse_directory(db or os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)  # at once, not after the whole build
     from ..enrich.embed import EmbedderUnavailable
     from ..store import AtlasTooNew, MalformedAtlas
     from ..store.lock import AtlasBusy

@@ -20,15 +20,16 @@ def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[st
         model: The embedding model's name.
 
     Returns:
-        ``paper_id -> (content_hash, vector)``, each vector of shape ``(dim,)``, float32. A stored vector that is
-        not a whole number of finite float32 values is left out (the build embeds that paper again).
+        ``paper_id -> (content_hash, vector)``, each vector of shape ``(dim,)``, float32. A damaged row (a
+        vector that is not a whole number of finite float32 values, or not of the length most vectors have; an
+        id or hash that is not text) is left out: the build embeds that paper again.
     """
-    out = {}
-    for row in con.execute("SELECT paper_id, content_hash, vector FROM embeddings WHERE model = ?", (model,)):
-        vec = _vector(row[2])
-        if vec is not None:
-            out[row[0]] = (row[1], vec)
-    return out
+    from .check import check_vectors
+
+    rows = [r for r in con.execute("SELECT paper_id, content_hash, vector FROM embeddings WHERE model = ?", (model,))
+            if type(r[0]) is str and type(r[1]) is str]
+    good = check_vectors([(r[0], r[2], None) for r in rows])[0]
+    return {r[0]: (r[1], good[r[0]]) for r in rows if r[0] in good}
 
 
 def _vector(blob) -> np.ndarray | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..enrich import keyphrase_stats
 from ..enrich.topics import TopicModel
+from .check import Bad, decode_json
 from .sqlite import previous_placement, previous_topics, read_model
 
 
@@ -46,7 +47,8 @@ def previous_enrichment(con: sqlite3.Connection) -> dict[str, PreviousEnrichment
         con: A connection to the atlas (a build's copy, before :func:`write_papers`).
 
     Returns:
-        ``paper_id -> PreviousEnrichment`` (empty for a new atlas). A row whose JSON cannot be read is left out.
+        ``paper_id -> PreviousEnrichment`` (empty for a new atlas). A damaged row (JSON that cannot be read or is
+        nested too deep, a value of the wrong type) is left out: the build makes that paper's afresh.
     """
     try:
         rows = con.execute("SELECT p.id, t.text_hash, p.tldr, p.tldr_method, p.keyphrases, p.keyphrases_method, "
@@ -55,10 +57,14 @@ def previous_enrichment(con: sqlite3.Connection) -> dict[str, PreviousEnrichment
         return {}
     out = {}
     for r in rows:
+        if not all(v is None or type(v) is str for v in r):
+            continue
         try:
-            kps = json.loads(r[4] or "[]")
-            terms = json.loads(r[7] or "[]")
-        except ValueError:
+            kps = decode_json(r[4] or "[]")
+            terms = decode_json(r[7] or "[]")
+        except Bad:
+            continue
+        if not isinstance(kps, list) or not isinstance(terms, list):
             continue
         out[r[0]] = PreviousEnrichment(str(r[1] or ""), str(r[2] or ""), str(r[3] or ""), [str(k) for k in kps],
                                        str(r[5] or ""), [str(t) for t in terms], str(r[6] or ""))

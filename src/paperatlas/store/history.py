@@ -16,6 +16,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
+from .check import read_checked
+
 
 @dataclass(frozen=True)
 class BuildEntry:
@@ -68,12 +70,14 @@ def record_build(con: sqlite3.Connection, papers: list[tuple[str, str]], listing
             con.executemany("INSERT INTO paper_history (paper_id, title, first_build) VALUES (?, ?, 1)",
                             [(r[0], r[1]) for r in before])
             known = {r[0]: 1 for r in before}
-    number = (con.execute("SELECT MAX(id) FROM builds").fetchone()[0] or 0) + 1
+    # a damaged row (text for a number, a BLOB title: paperatlas check names it) is kept as it is, never read
+    number = (con.execute("SELECT MAX(id) FROM builds WHERE typeof(id) = 'integer'").fetchone()[0] or 0) + 1
     ids = {pid for pid, _ in papers}
     unknown = [(pid, title) for pid, title in papers if pid not in known]
     gone = {}  # normalised title -> history id of a paper this build no longer has (usually few or none)
     if unknown:
-        for pid, title in con.execute("SELECT paper_id, title FROM paper_history").fetchall():
+        for pid, title in con.execute("SELECT paper_id, title FROM paper_history WHERE typeof(title) = 'text'"
+                                      ).fetchall():
             if pid not in ids:
                 gone.setdefault(normalize_title(title), pid)
     fresh, moved = [], []
@@ -109,20 +113,19 @@ def builds(con: sqlite3.Connection) -> list[BuildEntry]:
 
     Returns:
         The entries.
+
+    Raises:
+        paperatlas.store.check.DamagedAtlas: A row is damaged (a count that is not an integer, listings that are
+            not a JSON list of strings), or a column is missing.
     """
     try:
-        rows = con.execute("SELECT id, finished_at, listings, n_papers, n_new FROM builds ORDER BY id").fetchall()
-    except sqlite3.OperationalError:  # an atlas older than migration 4, opened read-only
+        rows = read_checked(con, "builds", "SELECT rowid, id, finished_at, listings, n_papers, n_new FROM builds "
+                                           "ORDER BY id")
+    except sqlite3.OperationalError as e:  # an atlas older than migration 4, opened read-only
+        if "no such table" not in str(e):
+            raise
         return []
-    out = []
-    for r in rows:
-        try:
-            listings = json.loads(r[2])
-        except ValueError:
-            listings = []
-        out.append(BuildEntry(int(r[0]), str(r[1]), [str(x) for x in listings] if isinstance(listings, list) else [],
-                              int(r[3]), int(r[4])))
-    return out
+    return [BuildEntry(r["id"], r["finished_at"], list(r["listings"]), r["n_papers"], r["n_new"]) for r in rows]
 
 
 def first_builds(con: sqlite3.Connection) -> dict[str, int]:
@@ -133,8 +136,14 @@ def first_builds(con: sqlite3.Connection) -> dict[str, int]:
 
     Returns:
         The mapping.
+
+    Raises:
+        paperatlas.store.check.DamagedAtlas: A row is damaged (a BLOB id, a build number that is not an integer).
     """
     try:
-        return {str(r[0]): int(r[1]) for r in con.execute("SELECT paper_id, first_build FROM paper_history")}
-    except sqlite3.OperationalError:
+        rows = read_checked(con, "paper_history", "SELECT rowid, paper_id, first_build FROM paper_history")
+    except sqlite3.OperationalError as e:
+        if "no such table" not in str(e):
+            raise
         return {}
+    return {r["paper_id"]: r["first_build"] for r in rows}

@@ -99,12 +99,14 @@ def paper_texts(con: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str,
         ids: Paper ids.
 
     Returns:
-        ``paper_id -> (title, abstract or digest)``; ids the atlas lacks are left out.
+        ``paper_id -> (title, abstract or digest)``; ids the atlas lacks are left out, and so are damaged rows
+        (a value that is not text): the build treats those papers as changed.
     """
     out = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         marks = ", ".join("?" * len(chunk))
         for r in con.execute(f"SELECT id, title, abstract, digest FROM papers WHERE id IN ({marks})", chunk):
-            out[r[0]] = (r[1], r[2] or r[3] or "")
+            if all(v is None or type(v) is str for v in r) and r[1] is not None:
+                out[r[0]] = (r[1], r[2] or r[3] or "")
     return out

@@ -26,8 +26,9 @@ from typing import TypeVar
 import numpy as np
 
 from ..model import Paper, Topic
+from .check import COLUMNS, CellError, Damage, DamagedAtlas, check_vectors, damaged, schema_damage, validate_row
 from .connection import AtlasNotFound, MalformedAtlas, connect, file_identity
-from .embeddings import _vector, cached_embeddings, stored_paper_count, write_embeddings
+from .embeddings import cached_embeddings, stored_paper_count, write_embeddings
 from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .lock import build_lock, swap_lock
 from .migrations import LATEST, migrate
@@ -141,46 +142,32 @@ def _rebuild_copy(target: Path, lock_timeout: float) -> Iterator[sqlite3.Connect
 _READ_FIELDS = _SCALAR_FIELDS + _JSON_FIELDS
 
 
-def row_to_paper(row: sqlite3.Row) -> Paper:
-    """The paper stored in a ``papers`` row.
+#: the columns of ``papers`` a paper is read from, in :data:`paperatlas.store.check.COLUMNS`
+_READ_FIELDS = _SCALAR_FIELDS + _JSON_FIELDS
+
+
+def row_to_paper(row: sqlite3.Row, rowid: int | None = None) -> Paper:
+    """The paper stored in a ``papers`` row, every column checked (:mod:`paperatlas.store.check`).
 
     Args:
         row: A ``SELECT * FROM papers`` row (``sqlite3.Row``); columns an older atlas lacks get the defaults.
+        rowid: The row's rowid, to name the row when its id is itself damaged.
 
     Returns:
         The :class:`~paperatlas.model.Paper` (JSON columns decoded).
 
     Raises:
-        ValueError: A JSON column holds something other than JSON of its type (a list; an object for ``extra``),
-            or the row cannot make a paper; the message names the paper and the column.
+        paperatlas.store.check.CellError: A column holds a value of the wrong type (a BLOB title, text in
+            ``year``, an infinite ``x``), or JSON that is not of its shape, nested too deep or with NaN (a
+            ValueError; the message names the column and the paper).
     """
     cols = set(row.keys())  # an atlas built by an older version lacks the newer columns
-    d = {k: row[k] for k in _SCALAR_FIELDS if k in cols}
-    for k in _JSON_FIELDS:
-        if k in cols:
-            d[k] = _json_column(row[k], dict if k == "extra" else list, f"papers.{k} of paper {d.get('id')!r}")
+    d = dict(validate_row("papers", row, [k for k in _READ_FIELDS if k in cols], rowid))
+    for k in _JSON_FIELDS:  # NULL or "" in a JSON column reads as empty
+        if d.get(k) is None:
+            d.pop(k, None)
     d["low_confidence"] = bool(d.get("low_confidence"))
-    try:
-        return Paper.from_dict(d)
-    except (TypeError, ValueError, KeyError, AttributeError) as e:
-        raise ValueError(f"paper {d.get('id')!r} cannot be read: {e}") from e
-
-
-def _json_column(value, kind: type, where: str):
-    """Decode a JSON column that must hold a ``kind`` (list or dict); empty or NULL gives an empty one.
-
-    Raises:
-        ValueError: ``value`` is not text holding JSON of that kind (``where`` names the cell).
-    """
-    if not value:
-        return kind()
-    try:
-        out = json.loads(value)
-    except (ValueError, TypeError) as e:  # bytes that are not UTF-8 JSON, a number, ...
-        raise ValueError(f"bad JSON in {where}") from e
-    if not isinstance(out, kind):
-        raise ValueError(f"{where} is not a JSON {'object' if kind is dict else 'list'}")
-    return out
+    return Paper.from_dict(d)
 
 
 def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
@@ -209,13 +196,14 @@ def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
         name: The blob's name (``"topics"``: the topic model).
 
     Returns:
-        The bytes, or None when there is none (or the atlas predates the ``models`` table).
+        The bytes, or None when there is none, the stored value is not a BLOB (a build makes it again; readers
+        use :meth:`Atlas.stored_model`, which says it is damaged), or the atlas predates the ``models`` table.
     """
     try:
         row = con.execute("SELECT blob FROM models WHERE name = ?", (name,)).fetchone()
     except sqlite3.OperationalError:  # an atlas made before the models table
         return None
-    return bytes(row[0]) if row and isinstance(row[0], (bytes, str)) else None
+    return row[0] if row and type(row[0]) is bytes else None
 
 
 def write_model(con: sqlite3.Connection, name: str, blob: bytes | None) -> None:
@@ -304,15 +292,14 @@ def _row_to_topic(r: sqlite3.Row) -> Topic:
     """The topic in a ``topics`` row.
 
     Raises:
-        ValueError: Its keyphrases are not a JSON list, or its id is not an integer.
+        paperatlas.store.check.CellError: A column holds a value of the wrong type (text in ``x``, a BLOB
+            label), or its keyphrases are not a JSON list of strings (a ValueError naming the column and topic).
     """
-    cols = set(r.keys())
-    if not isinstance(r["id"], int):
-        raise ValueError(f"topic id {r['id']!r} is not an integer")
-    kps = _json_column(r["keyphrases"], list, f"topics.keyphrases of topic {r['id']}")
-    return Topic(id=r["id"], label=str(r["label"] or ""), size=r["size"] or 0, keyphrases=kps,
-                 parent_id=r["parent_id"], x=r["x"] or 0.0, y=r["y"] or 0.0, method=r["method"] or "",
-                 level=r["level"] if "level" in cols and r["level"] is not None else 1)
+    spec = COLUMNS["topics"]
+    v = dict(validate_row("topics", r, [c for c in r.keys() if c in spec]))
+    return Topic(id=v["id"], label=v["label"], size=v.get("size") or 0, keyphrases=v.get("keyphrases") or [],
+                 parent_id=v.get("parent_id"), x=v.get("x") or 0.0, y=v.get("y") or 0.0, method=v.get("method") or "",
+                 level=v["level"] if v.get("level") is not None else 1)
 
 
 def set_meta(con: sqlite3.Connection, **values) -> None:
@@ -361,8 +348,11 @@ class Atlas:
 
     Raises:
         AtlasNotFound: The file is missing.
-        MalformedAtlas: The file is not SQLite, lacks a table, or holds a value that cannot be decoded (bad JSON
-            in a column, an embedding that is not float32 of the atlas's dimension); one line naming the file.
+        MalformedAtlas: The file is not SQLite or lacks an atlas table; or (as its subclass
+            :class:`~paperatlas.store.check.DamagedAtlas`) lacks a table or column its schema version has, or a
+            value read is damaged (:mod:`paperatlas.store.check`: the type of every column, JSON of its shape and
+            at most 32 levels deep, finite numbers, embeddings of the atlas's dimension); one line naming the
+            file and the cell.
     """
 
     def __init__(self, path: str | Path):
@@ -376,8 +366,17 @@ class Atlas:
         except MalformedAtlas:
             self.con.close()
             raise
+        except CellError as e:
+            self.con.close()
+            raise DamagedAtlas(self.path, e.damage) from None
         except sqlite3.OperationalError as e:
             self.con.close()
+            if "decode" in str(e).lower():  # text that is not UTF-8: find the cell
+                from .check import audit_tables
+
+                found = [d for d in audit_tables(self.path) if "UTF-8" in d.what]
+                if found:
+                    raise DamagedAtlas(self.path, found[0]) from None
             if "no such" not in str(e):  # locked, I/O: not the file's fault
                 raise
             raise MalformedAtlas(self.path, str(e)) from e
@@ -389,31 +388,33 @@ class Atlas:
         self._derived_guard = threading.Lock()
 
     def _load(self) -> None:
-        """Read the whole atlas into memory (see :meth:`__init__`)."""
+        """Read the whole atlas into memory (see :meth:`__init__`), every value checked (:mod:`.check`)."""
+        missing = schema_damage(self.con)
+        if missing:
+            raise DamagedAtlas(self.path, missing[0])
         self.meta = {}
-        for key, value in self.con.execute("SELECT key, value FROM meta"):
-            try:
-                self.meta[str(key)] = json.loads(value)
-            except (ValueError, TypeError) as e:
-                raise ValueError(f"bad JSON in meta.{key}") from e
-        self.papers = [row_to_paper(r) for r in self.con.execute("SELECT * FROM papers ORDER BY rowid")]
+        for r in self.con.execute("SELECT rowid, key, value FROM meta"):
+            values = dict(validate_row("meta", r, ["key", "value"], r[0]))
+            self.meta[values["key"]] = values["value"]
+        self.papers = [row_to_paper(r, r["_rowid"])
+                       for r in self.con.execute("SELECT rowid AS _rowid, * FROM papers ORDER BY rowid")]
         self.by_id = {p.id: p for p in self.papers}
+        if len(self.by_id) < len(self.papers):
+            seen: set[str] = set()
+            twice = next(p.id for p in self.papers if p.id in seen or seen.add(p.id))
+            raise CellError(Damage("papers", "id", f"paper {twice!r}", "the id of two papers"))
         self.topics: dict[int, Topic] = {}
         for r in self.con.execute("SELECT * FROM topics ORDER BY id"):
-            self.topics[r["id"]] = _row_to_topic(r)
-        rows = self.con.execute("SELECT paper_id, model, vector FROM embeddings").fetchall()
-        vec = {}
+            t = _row_to_topic(r)
+            self.topics[t.id] = t
+        rows = self.con.execute("SELECT rowid, paper_id, model, vector FROM embeddings").fetchall()
         for r in rows:
-            v = _vector(r[2])
-            if v is None:
-                raise ValueError(f"the embedding of paper {r[0]!r} is not a vector of finite float32 values "
-                                 f"({len(r[2]) if isinstance(r[2], bytes) else 'no'} bytes)")
-            vec[r[0]] = v
-        self.embed_model = str(rows[0][1] or "") if rows else ""
+            list(validate_row("embeddings", r, ["paper_id", "model"], r[0]))
+        vec, _, bad = check_vectors([(r[1], r[3], r[0]) for r in rows])
+        if bad:
+            raise CellError(bad[0])
+        self.embed_model = str(rows[0][2] or "") if rows else ""
         self.ids = [p.id for p in self.papers if p.id in vec]
-        dims = {len(vec[i]) for i in self.ids}
-        if len(dims) > 1:
-            raise ValueError(f"embeddings of different lengths ({', '.join(map(str, sorted(dims)))} values)")
         self.vectors = np.stack([vec[i] for i in self.ids]) if self.ids else np.zeros((0, 0), np.float32)
         self.row_of = {pid: i for i, pid in enumerate(self.ids)}
 
@@ -461,8 +462,27 @@ class Atlas:
             self._derived.setdefault(name, value)
 
     def stored_model(self, name: str) -> bytes | None:
-        """The blob the build stored as ``name`` (e.g. ``"recommender.tfidf"``) in ``models``, or None if none."""
-        return read_model(self.con, name)
+        """The blob the build stored as ``name`` (e.g. ``"recommender.tfidf"``) in ``models``.
+
+        Args:
+            name: The blob's name.
+
+        Returns:
+            The bytes (checked by their loader), or None when there is none.
+
+        Raises:
+            paperatlas.store.check.DamagedAtlas: The stored value is not a BLOB (text, a number).
+        """
+        try:
+            row = self.con.execute("SELECT rowid, name, blob FROM models WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError:  # an atlas made before the models table
+            return None
+        if row is None:
+            return None
+        try:
+            return dict(validate_row("models", row, ["blob"], row[0]))["blob"]
+        except CellError as e:
+            raise damaged(self.con, e.damage) from None
 
     def close(self) -> None:
         """Close the underlying connection, and the derived values that have a ``close()`` (their own ones)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import limits
 from ..model import Paper
+from .check import CellError, read_checked, validate_row
 from .connection import connect, write_transaction
 
 #: Tables written by the reader (never by a build): copied again from the live atlas just before a rebuilt copy
@@ -159,22 +160,37 @@ def remove_from_list(db: str | Path, paper_id: str, list_name: str | None) -> in
 
 
 def _user_rows(con: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Marks and list entries, every value checked (:func:`paperatlas.store.check.read_checked`).
+
+    Raises:
+        paperatlas.store.check.DamagedAtlas: A value is damaged (a rating that is not -1/0/1, a BLOB title), or
+            a column is missing.
+    """
     try:
-        marks = [dict(zip(MARK_FIELDS, r, strict=True))
-                 for r in con.execute(f"SELECT {', '.join(MARK_FIELDS)} FROM marks")]
-        items = [{"list": r[0], "paper_id": r[1], "title": r[2]}
-                 for r in con.execute("SELECT list, paper_id, title FROM list_items ORDER BY list, added_at")]
-    except sqlite3.OperationalError:  # an atlas file made before the reading list
+        marks = read_checked(con, "marks", f"SELECT rowid, {', '.join(MARK_FIELDS)} FROM marks")
+        items = read_checked(con, "list_items", "SELECT rowid, list, paper_id, title FROM list_items "
+                                                "ORDER BY list, added_at")
+    except sqlite3.OperationalError as e:  # an atlas file made before the reading list
+        if "no such table" not in str(e):
+            raise
         return [], []
-    return marks, items
+    return ([{k: r[k] for k in MARK_FIELDS} for r in marks],
+            [{"list": r["list"], "paper_id": r["paper_id"], "title": r["title"]} for r in items])
 
 
 def _override_rows(con: sqlite3.Connection) -> list[dict[str, Any]]:
+    """The overrides, every value checked.
+
+    Raises:
+        paperatlas.store.check.DamagedAtlas: A value is damaged (not JSON of its field's type, ...).
+    """
     try:
-        return [{"paper_id": r[0], "field": r[1], "value": json.loads(r[2]), "title": r[3], "edited_at": r[4]}
-                for r in con.execute("SELECT paper_id, field, value, title, edited_at FROM overrides")]
-    except sqlite3.OperationalError:  # an atlas file made before overrides
+        rows = read_checked(con, "overrides", "SELECT rowid, paper_id, field, value, title, edited_at FROM overrides")
+    except sqlite3.OperationalError as e:  # an atlas file made before overrides
+        if "no such table" not in str(e):
+            raise
         return []
+    return [{k: r[k] for k in ("paper_id", "field", "value", "title", "edited_at")} for r in rows]
 
 
 def read_user_rows(db: str | Path | sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -190,6 +206,7 @@ def read_user_rows(db: str | Path | sqlite3.Connection) -> tuple[list[dict[str, 
 
     Raises:
         paperatlas.store.AtlasNotFound: ``db`` is a path with no file.
+        paperatlas.store.check.DamagedAtlas: A stored value is damaged (a MalformedAtlas; one line naming it).
     """
     if isinstance(db, sqlite3.Connection):
         return _user_rows(db)
@@ -212,6 +229,7 @@ def export_rows(db: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, An
 
     Raises:
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
+        paperatlas.store.check.DamagedAtlas: A stored value is damaged (a MalformedAtlas; one line naming it).
     """
     con = connect(db, readonly=True)
     try:
@@ -316,15 +334,22 @@ def get_overrides(con: sqlite3.Connection) -> dict[str, dict[str, object]]:
 
     Returns:
         ``paper_id -> {field: value}`` (value: str for ``tldr``, list[str] for ``keyphrases``); empty for an atlas
-        made before overrides.
+        made before overrides. A damaged row (not JSON of its field's type, a BLOB id, ...) is left out: a build
+        or an edit goes on without it, and ``paperatlas check`` names it.
     """
     out: dict[str, dict[str, object]] = {}
+    cur = con.cursor()
+    cur.row_factory = sqlite3.Row
     try:
-        rows = con.execute("SELECT paper_id, field, value FROM overrides").fetchall()
-    except sqlite3.OperationalError:  # an atlas file without the table
+        rows = cur.execute("SELECT paper_id, field, value FROM overrides").fetchall()
+    except sqlite3.OperationalError:  # an atlas file without the table (or its columns)
         return out
-    for pid, fld, value in rows:
-        out.setdefault(pid, {})[fld] = json.loads(value)
+    for r in rows:
+        try:
+            v = dict(validate_row("overrides", r, ["paper_id", "field", "value"]))
+        except CellError:
+            continue
+        out.setdefault(v["paper_id"], {})[v["field"]] = v["value"]
     return out
 
 

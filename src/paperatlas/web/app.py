@@ -27,7 +27,7 @@ from ..model import STATUSES
 from ..search import warm_up
 from ..store import Atlas
 from ..vocab import concept_key
-from . import browse_views, new_views, paper_views, reader_views, schedule_views, search_views, trends_views
+from . import browse_views, damaged, new_views, paper_views, reader_views, schedule_views, search_views, trends_views
 from .busy import fast_switching, request_gate
 from .context import MAX_K, PAGE_SIZE, WebContext
 from .search_views import FacetFilters
@@ -148,6 +148,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     new_views.register(app, ctx)
     schedule_views.register(app, ctx)
     trends_views.register(app, ctx)
+    damaged.register(app)  # a damaged value read per request: a 500 page with the store's one line
 
     @app.errorhandler(404)
     def not_found(_e):
