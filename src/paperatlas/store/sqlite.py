@@ -142,10 +142,6 @@ def _rebuild_copy(target: Path, lock_timeout: float) -> Iterator[sqlite3.Connect
 _READ_FIELDS = _SCALAR_FIELDS + _JSON_FIELDS
 
 
-#: the columns of ``papers`` a paper is read from, in :data:`paperatlas.store.check.COLUMNS`
-_READ_FIELDS = _SCALAR_FIELDS + _JSON_FIELDS
-
-
 def row_to_paper(row: sqlite3.Row, rowid: int | None = None) -> Paper:
     """The paper stored in a ``papers`` row, every column checked (:mod:`paperatlas.store.check`).
 
