@@ -22,7 +22,7 @@ def check_command(db):
     row for what a rebuild keeps (your reading list, the build history).
     """
     from ..store import AtlasNotFound, MalformedAtlas
-    from ..store.check import audit
+    from ..store.audit import audit
 
     path = resolve_db(db)
     try:

@@ -7,9 +7,13 @@ Split from :mod:`paperatlas.store.sqlite`, which re-exports these functions (a b
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
+
+from .cells import _show
+from .check import Damage
 
 
 def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[str, np.ndarray]]:
@@ -24,8 +28,6 @@ def cached_embeddings(con: sqlite3.Connection, model: str) -> dict[str, tuple[st
         vector that is not a whole number of finite float32 values, or not of the length most vectors have; an
         id or hash that is not text) is left out: the build embeds that paper again.
     """
-    from .check import check_vectors
-
     rows = [r for r in con.execute("SELECT paper_id, content_hash, vector FROM embeddings WHERE model = ?", (model,))
             if type(r[0]) is str and type(r[1]) is str]
     good = check_vectors([(r[0], r[2], None) for r in rows])[0]
@@ -43,6 +45,42 @@ def _vector(blob) -> np.ndarray | None:
     v64 = vec.astype(np.float64)  # no overflow, no warning: squares of float32 fit
     sq = float(v64 @ v64)
     return vec if sq == sq and sq <= 1e12 else None
+
+
+def check_vectors(rows: list[tuple[object, object, int | None]], dim: int | None = None
+                  ) -> tuple[dict[str, np.ndarray], int, list[Damage]]:
+    """Check the stored embeddings: each a finite float32 vector of the atlas's dimension.
+
+    Args:
+        rows: ``(paper_id, vector blob, rowid)`` per embeddings row (ids already checked as text).
+        dim: The atlas's dimension; None: the length most vectors have (the longer one on a tie).
+
+    Returns:
+        ``(paper id -> (dim,) float32 vector, dim, damage)``: the good vectors, the dimension (0 without
+        vectors) and one :class:`Damage` per bad vector, in ``rows`` order.
+    """
+    good: dict[str, np.ndarray] = {}
+    bad: dict[str, tuple[str, int | None]] = {}
+    for pid, b, rowid in rows:
+        v = _vector(b)
+        if v is not None:
+            good[str(pid)] = v
+        elif isinstance(b, bytes) and b and len(b) % 4 == 0:
+            bad[str(pid)] = (f"{len(b) // 4} float32 values, not all finite (or a norm above 1e6)", rowid)
+        elif isinstance(b, bytes) and b:
+            bad[str(pid)] = (f"not a vector of finite float32 values ({len(b)} bytes)", rowid)
+        else:
+            bad[str(pid)] = (f"{_show(b)}, not a vector of float32 values", rowid)
+    if dim is None:
+        counts = Counter(len(v) for v in good.values())
+        dim = max(counts, key=lambda n: (counts[n], n)) if counts else 0
+    for pid, _, rowid in rows:
+        v = good.get(str(pid))
+        if v is not None and len(v) != dim:
+            del good[str(pid)]
+            bad[str(pid)] = (f"{len(v)} float32 values, not the atlas's {dim}", rowid)
+    out = [Damage("embeddings", "vector", f"paper {pid!r}", what, rowid) for pid, (what, rowid) in bad.items()]
+    return good, dim, out
 
 
 def write_embeddings(con: sqlite3.Connection, model: str, ids: list[str], hashes: list[str],

@@ -16,7 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from .check import read_checked
+from .audit import read_checked
 
 
 @dataclass(frozen=True)

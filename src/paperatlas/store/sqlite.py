@@ -26,12 +26,14 @@ from typing import TypeVar
 import numpy as np
 
 from ..model import Paper, Topic
-from .check import COLUMNS, CellError, Damage, DamagedAtlas, check_vectors, damaged, schema_damage, validate_row
+from .audit import audit_tables, schema_damage
+from .check import COLUMNS, CellError, Damage, DamagedAtlas, damaged, validate_row
 from .connection import AtlasNotFound, MalformedAtlas, connect, file_identity
-from .embeddings import cached_embeddings, stored_paper_count, write_embeddings
+from .embeddings import cached_embeddings, check_vectors, stored_paper_count, write_embeddings
 from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .lock import build_lock, swap_lock
 from .migrations import LATEST, migrate
+from .models import read_model, write_model, write_model_from
 from .paper_rows import _JSON_FIELDS, _SCALAR_FIELDS, paper_texts, write_papers
 from .userdata import (  # build.py calls these as paperatlas.store.sqlite.*
     EDIT_METHOD,
@@ -182,71 +184,6 @@ def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
     )
 
 
-def read_model(con: sqlite3.Connection, name: str) -> bytes | None:
-    """A stored blob, e.g. the topic model (safetensors arrays, see :class:`paperatlas.enrich.topics.TopicModel`).
-
-    The bytes are returned as stored; decoding them, and checking them, is the caller's job.
-
-    Args:
-        con: An open connection to the atlas.
-        name: The blob's name (``"topics"``: the topic model).
-
-    Returns:
-        The bytes, or None when there is none, the stored value is not a BLOB (a build makes it again; readers
-        use :meth:`Atlas.stored_model`, which says it is damaged), or the atlas predates the ``models`` table.
-    """
-    try:
-        row = con.execute("SELECT blob FROM models WHERE name = ?", (name,)).fetchone()
-    except sqlite3.OperationalError:  # an atlas made before the models table
-        return None
-    return row[0] if row and type(row[0]) is bytes else None
-
-
-def write_model(con: sqlite3.Connection, name: str, blob: bytes | None) -> None:
-    """Store a blob under a name, replacing any previous one (None deletes it).
-
-    Args:
-        con: A writable connection (a build's copy).
-        name: The blob's name.
-        blob: The bytes, or None to remove the stored blob.
-    """
-    if blob is None:
-        con.execute("DELETE FROM models WHERE name = ?", (name,))
-    else:
-        con.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (name, blob))
-
-
-#: bytes copied at a time by :func:`write_model_from` (file -> SQLite blob)
-_BLOB_CHUNK = 4 << 20
-
-
-def write_model_from(con: sqlite3.Connection, name: str, dump: Callable[[Path], None]) -> None:
-    """Store a blob that ``dump`` writes to a file, streamed into SQLite: the blob is never in memory whole.
-
-    :func:`write_model` with a ``bytes`` object holds the blob three times at once (the bytes, SQLite's copy of
-    the bound parameter and the record it builds from it): ~400 MB for the 132 MB topic model of a 42k atlas.
-    Here the row is inserted with ``zeroblob(size)`` and filled from the file 4 MiB at a time (SQLite's
-    incremental blob I/O); the atlas reads back the same bytes as :func:`write_model` would store.
-
-    Args:
-        con: A writable connection (a build's copy).
-        name: The blob's name.
-        dump: Called with a path in a private temporary folder; writes the blob there (e.g.
-            :meth:`paperatlas.enrich.topics.TopicModel.dump_file`).
-
-    Raises:
-        OSError: the temporary file cannot be written or read (e.g. a full disk); the stored blob is unchanged.
-    """
-    with tempfile.TemporaryDirectory(prefix="paperatlas-model-") as tmp:
-        path = Path(tmp) / "blob"
-        dump(path)
-        size = path.stat().st_size
-        rowid = con.execute("INSERT OR REPLACE INTO models VALUES (?, zeroblob(?))", (name, size)).lastrowid
-        with open(path, "rb") as f, con.blobopen("models", "blob", rowid) as blob:
-            while chunk := f.read(_BLOB_CHUNK):
-                blob.write(chunk)
-
-
 def previous_placement(con: sqlite3.Connection) -> dict[str, tuple[int | None, float | None, float | None, str]]:
     """Where each paper was placed before this build rewrites the papers.
 
@@ -368,8 +305,6 @@ class Atlas:
         except sqlite3.OperationalError as e:
             self.con.close()
             if "decode" in str(e).lower():  # text that is not UTF-8: find the cell
-                from .check import audit_tables
-
                 found = [d for d in audit_tables(self.path) if "UTF-8" in d.what]
                 if found:
                     raise DamagedAtlas(self.path, found[0]) from None

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import limits
 from ..model import Paper
-from .check import CellError, read_checked, validate_row
+from .audit import read_table
 from .connection import connect, write_transaction
 
 #: Tables written by the reader (never by a build): copied again from the live atlas just before a rebuilt copy
@@ -160,37 +160,15 @@ def remove_from_list(db: str | Path, paper_id: str, list_name: str | None) -> in
 
 
 def _user_rows(con: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Marks and list entries, every value checked (:func:`paperatlas.store.check.read_checked`).
-
-    Raises:
-        paperatlas.store.check.DamagedAtlas: A value is damaged (a rating that is not -1/0/1, a BLOB title), or
-            a column is missing.
-    """
-    try:
-        marks = read_checked(con, "marks", f"SELECT rowid, {', '.join(MARK_FIELDS)} FROM marks")
-        items = read_checked(con, "list_items", "SELECT rowid, list, paper_id, title FROM list_items "
-                                                "ORDER BY list, added_at")
-    except sqlite3.OperationalError as e:  # an atlas file made before the reading list
-        if "no such table" not in str(e):
-            raise
-        return [], []
-    return ([{k: r[k] for k in MARK_FIELDS} for r in marks],
-            [{"list": r["list"], "paper_id": r["paper_id"], "title": r["title"]} for r in items])
+    """Marks and list entries, every value checked (raises :class:`~paperatlas.store.check.DamagedAtlas`)."""
+    marks = read_table(con, "marks", MARK_FIELDS)
+    items = read_table(con, "list_items", ("list", "paper_id", "title"), "ORDER BY list, added_at")
+    return (marks, items) if marks is not None and items is not None else ([], [])  # None: made before lists
 
 
 def _override_rows(con: sqlite3.Connection) -> list[dict[str, Any]]:
-    """The overrides, every value checked.
-
-    Raises:
-        paperatlas.store.check.DamagedAtlas: A value is damaged (not JSON of its field's type, ...).
-    """
-    try:
-        rows = read_checked(con, "overrides", "SELECT rowid, paper_id, field, value, title, edited_at FROM overrides")
-    except sqlite3.OperationalError as e:  # an atlas file made before overrides
-        if "no such table" not in str(e):
-            raise
-        return []
-    return [{k: r[k] for k in ("paper_id", "field", "value", "title", "edited_at")} for r in rows]
+    """The overrides, every value checked (raises :class:`~paperatlas.store.check.DamagedAtlas`)."""
+    return read_table(con, "overrides", ("paper_id", "field", "value", "title", "edited_at")) or []
 
 
 def read_user_rows(db: str | Path | sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -338,18 +316,8 @@ def get_overrides(con: sqlite3.Connection) -> dict[str, dict[str, object]]:
         or an edit goes on without it, and ``paperatlas check`` names it.
     """
     out: dict[str, dict[str, object]] = {}
-    cur = con.cursor()
-    cur.row_factory = sqlite3.Row
-    try:
-        rows = cur.execute("SELECT paper_id, field, value FROM overrides").fetchall()
-    except sqlite3.OperationalError:  # an atlas file without the table (or its columns)
-        return out
-    for r in rows:
-        try:
-            v = dict(validate_row("overrides", r, ["paper_id", "field", "value"]))
-        except CellError:
-            continue
-        out.setdefault(v["paper_id"], {})[v["field"]] = v["value"]
+    for r in read_table(con, "overrides", ("paper_id", "field", "value"), skip_damaged=True) or []:
+        out.setdefault(r["paper_id"], {})[r["field"]] = r["value"]
     return out
 
 
