@@ -272,3 +272,21 @@ def test_no_export_names_a_folder_of_the_publishers_machine(atlas_file, tmp_path
         if fmt == "json":
             paths = {s["path"] for p in json.loads(out.read_text(encoding="utf-8")) for s in p["sources"]}
             assert paths == {"iclr2021_excerpt.md"}
+
+
+def test_every_other_output_refuses_the_atlas_in_one_line(atlas_file, tmp_path):
+    """``search --export``, ``list export`` and every atomic write (``schedule --ics``) refuse the atlas alike."""
+    from paperatlas.files import OutputRefused, write_bytes_atomic
+
+    db = tmp_path / "atlas.db"
+    shutil.copy(atlas_file, db)
+    rl.rate(db, _first_id(db), 1)
+    before = digest(db)
+    one_line_error(cli("search", "adversarial", "--db", db, "--export", "bibtex", "-o", db), str(db), "is the atlas")
+    one_line_error(cli("list", "export", "--db", db, "-o", db), str(db), "SQLite database")
+    with pytest.raises(OutputRefused, match="SQLite database"):
+        write_bytes_atomic(db, b"BEGIN:VCALENDAR\r\n")
+    with pytest.raises(OutputRefused, match="is a folder"):
+        write_bytes_atomic(tmp_path, b"x")
+    assert digest(db) == before
+    assert cli("list", "export", "--db", db, "-o", tmp_path / "mine.json").exit_code == 0

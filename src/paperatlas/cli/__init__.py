@@ -3,8 +3,8 @@
 Each command lives in the module of its kind (:mod:`.build`: build, serve, demo; :mod:`.query`: search, show,
 related, recommend, topics, edit; :mod:`.trends`; :mod:`.publish`; :mod:`.lists`: the reading list; :mod:`.digest`:
 new; :mod:`.check`: check; :mod:`.eval`) and calls one function of the Python API; what they share (``--db``, opening
-an atlas, filters, progress bars) is in :mod:`._common`. A damaged atlas found while a command runs is one ``Error:``
-line (:class:`_Main`).
+an atlas, filters, progress bars) is in :mod:`._common`. A damaged atlas found while a command runs, or an output
+that would replace the atlas, is one ``Error:`` line (:class:`_Main`).
 """
 
 from __future__ import annotations
@@ -26,17 +26,20 @@ class _Main(click.Group):
     """The command group: an atlas found damaged while a command runs is one ``Error:`` line, never a traceback."""
 
     def invoke(self, ctx: click.Context):
-        """Run the command; a :class:`~paperatlas.store.MalformedAtlas` it raises becomes a ClickException (exit 1).
+        """Run the command; a :class:`~paperatlas.store.MalformedAtlas` or a refused output becomes a ClickException.
 
         Raises:
-            click.ClickException: The atlas (a value read after it was opened: the reader's tables, a stored
-                model, the build history) is damaged; the message is the store's one line.
+            click.ClickException: (exit 1) The atlas (a value read after it was opened: the reader's tables, a
+                stored model, the build history) is damaged; the message is the store's one line. Or an output
+                would replace a folder, the atlas or another SQLite database (:class:`paperatlas.files.OutputRefused`:
+                ``search --export``, ``list export``, ``schedule --ics``, ``publish``).
         """
+        from ..files import OutputRefused
         from ..store.migrations import MalformedAtlas
 
         try:
             return super().invoke(ctx)
-        except MalformedAtlas as e:
+        except (MalformedAtlas, OutputRefused) as e:
             raise click.ClickException(str(e)) from e
 
 

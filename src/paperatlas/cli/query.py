@@ -82,6 +82,10 @@ def search_command(query, db, status, venue, year, author, topic, keyphrase, min
     if bool(export_fmt) != bool(output):
         raise click.UsageError("--export FORMAT and -o FILE go together")
     atlas = open_atlas(db)
+    if export_fmt:
+        from ..publish import check_output
+
+        check_output(export_fmt, output, atlas.path)  # before the search: never over the atlas or another database
     flt = parse_filters(status, venue, year, author, topic, keyphrase, min_rating, affiliation, has_code)
     res = search_results(atlas, query, filters=flt, mode=mode, sort=sort,
                          embed_query=embed_query_fn() if mode != "bm25" and query.strip() else None)

@@ -26,15 +26,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from .. import __version__
+from ..files import OutputRefused, check_file_output, is_sqlite, same_file
 
-#: The first 16 bytes of every SQLite database file.
-SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Names of an atlas's companion files, from the atlas file's name (SQLite's journals, the build lock and resume).
 _COMPANIONS = ("{}", "{}-wal", "{}-shm", "{}-journal", "{}.lock", ".{}.resume")
-
-
-class OutputRefused(FileExistsError):
-    """``publish`` will not write at this path; the message is one line naming it and what to do instead."""
 
 
 def marker_name(fmt: str) -> str:
@@ -62,45 +57,10 @@ def atlas_files(db: str | Path) -> list[Path]:
     return [db.with_name(c.format(db.name)) for c in _COMPANIONS]
 
 
-def _same(a: Path, b: Path) -> bool:
-    """Whether two paths name the same file (by inode when both exist, else by resolved path)."""
-    with contextlib.suppress(OSError):
-        return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
-
-
 def _within(path: Path, folder: Path) -> bool:
     """Whether ``path`` is ``folder`` or below it (symbolic links resolved)."""
     p, f = path.resolve(), folder.resolve()
     return p == f or f in p.parents
-
-
-def _is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def check_file_output(path: str | Path, protect: Iterable[str | Path] = ()) -> None:
-    """Refuse a file output that would replace a folder, the atlas or any SQLite database.
-
-    Args:
-        path: The file ``publish`` is about to write.
-        protect: Files it must never replace (the atlas and its companions, :func:`atlas_files`).
-
-    Raises:
-        OutputRefused: ``path`` is an existing folder, one of ``protect``, or an existing SQLite database.
-    """
-    p = Path(path)
-    if p.is_dir():
-        raise OutputRefused(f"{p} is a folder; give the name of a file to write (e.g. {p / 'papers.json'})")
-    if any(_same(p, Path(x)) for x in protect):
-        raise OutputRefused(f"{p} is the atlas (or one of its files); choose another file name")
-    if p.is_file() and _is_sqlite(p):
-        raise OutputRefused(f"{p} is an SQLite database (an atlas?), which publish never overwrites; "
-                            "choose another file name")
 
 
 def _work_name(fmt: str) -> re.Pattern[str]:
