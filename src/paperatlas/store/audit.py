@@ -213,7 +213,7 @@ def audit_tables(path: str | Path, tables: list[str] | None = None) -> list[Dama
                         out.append(Damage(table, col, name, str(e), r["_rowid"]))
                     except CellError as e:
                         out.append(e.damage)
-                if table == "embeddings" and "vector" in cols and type(r["paper_id"]) is str:
+                if table == "embeddings" and {"vector", "paper_id"} <= set(cols) and type(r["paper_id"]) is str:
                     vectors.append((r["paper_id"], r["vector"], r["_rowid"]))
             if vectors:
                 out += check_vectors(vectors)[2]

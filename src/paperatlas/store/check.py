@@ -200,9 +200,9 @@ def validate_row(table: str, row: sqlite3.Row, columns: list[str] | None = None,
         value = row[col]
         try:
             if table == "meta" and col == "value":
-                yield col, meta_value(row["key"], value)
+                yield col, meta_value(row["key"] if "key" in row.keys() else None, value)
             elif table == "overrides" and col == "value":
-                yield col, override_value(row["field"], value)
+                yield col, override_value(row["field"] if "field" in row.keys() else None, value)
             else:
                 yield col, spec[col](value)
         except Bad as e:
