@@ -471,3 +471,18 @@ if given is not None:
             rep = base.damaged(c, Path(tmp))
         if rep.applied:
             assert_sound(rep)
+
+
+def test_every_vector_of_another_length_than_the_model_is_damage(base, tmp_path):
+    """All 3-float vectors agree with each other, but not with the MiniLM model that made them (search crashed)."""
+    db = tmp_path / "all3.db"
+    shutil.copy(base.path, db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE embeddings SET vector = ?, model = 'sentence-transformers/all-MiniLM-L6-v2'",
+                (BAD_VALUES["vector-3"],))
+    con.commit()
+    con.close()
+    out = run_command("search", ["search", "learning", "--db", str(db)])
+    assert out.kind == "damage" and "3 float32 values, not the atlas's 384" in out.detail, out
+    res = CliRunner().invoke(main, ["check", "--db", str(db)])
+    assert res.exit_code == 1 and "12 damaged cells" in res.output, res.output

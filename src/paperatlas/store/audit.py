@@ -15,7 +15,7 @@ from typing import Any
 
 from .cells import Bad
 from .check import COLUMNS, CellError, Damage, damaged, db_path, row_name, validate_row
-from .embeddings import check_vectors
+from .embeddings import check_vectors, model_dim
 from .migrations import LATEST, MIGRATIONS
 
 
@@ -215,8 +215,9 @@ def audit_tables(path: str | Path, tables: list[str] | None = None) -> list[Dama
                         out.append(e.damage)
                 if table == "embeddings" and {"vector", "paper_id"} <= set(cols) and type(r["paper_id"]) is str:
                     vectors.append((r["paper_id"], r["vector"], r["_rowid"]))
+                    model = r["model"] if "model" in cols else None
             if vectors:
-                out += check_vectors(vectors)[2]
+                out += check_vectors(vectors, model_dim(model))[2]
     finally:
         con.close()
     return out

@@ -47,13 +47,25 @@ def _vector(blob) -> np.ndarray | None:
     return vec if sq == sq and sq <= 1e12 else None
 
 
+#: Dimension of the embedding models the store knows, by name (the part after the last ``/``): an atlas made by one
+#: of them has vectors of this length, whatever most of its rows hold (meaning search compares them with a query
+#: embedded by the same model).
+MODEL_DIMS = {"all-MiniLM-L6-v2": 384}
+
+
+def model_dim(model: object) -> int | None:
+    """The dimension of a known embedding model (:data:`MODEL_DIMS`), or None for another name."""
+    return MODEL_DIMS.get(model.rsplit("/", 1)[-1]) if isinstance(model, str) else None
+
+
 def check_vectors(rows: list[tuple[object, object, int | None]], dim: int | None = None
                   ) -> tuple[dict[str, np.ndarray], int, list[Damage]]:
     """Check the stored embeddings: each a finite float32 vector of the atlas's dimension.
 
     Args:
         rows: ``(paper_id, vector blob, rowid)`` per embeddings row (ids already checked as text).
-        dim: The atlas's dimension; None: the length most vectors have (the longer one on a tie).
+        dim: The atlas's dimension (:func:`model_dim` of its model); None: the length most vectors have (the
+            longer one on a tie).
 
     Returns:
         ``(paper id -> (dim,) float32 vector, dim, damage)``: the good vectors, the dimension (0 without

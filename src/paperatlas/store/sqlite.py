@@ -29,7 +29,7 @@ from ..model import Paper, Topic
 from .audit import audit_tables, schema_damage
 from .check import COLUMNS, CellError, Damage, DamagedAtlas, damaged, validate_row
 from .connection import AtlasNotFound, MalformedAtlas, connect, file_identity
-from .embeddings import cached_embeddings, check_vectors, stored_paper_count, write_embeddings
+from .embeddings import cached_embeddings, check_vectors, model_dim, stored_paper_count, write_embeddings
 from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .lock import build_lock, swap_lock
 from .migrations import LATEST, migrate
@@ -341,7 +341,7 @@ class Atlas:
         rows = self.con.execute("SELECT rowid, paper_id, model, vector FROM embeddings").fetchall()
         for r in rows:
             list(validate_row("embeddings", r, ["paper_id", "model"], r[0]))
-        vec, _, bad = check_vectors([(r[1], r[3], r[0]) for r in rows])
+        vec, _, bad = check_vectors([(r[1], r[3], r[0]) for r in rows], model_dim(rows[0][2]) if rows else None)
         if bad:
             raise CellError(bad[0])
         self.embed_model = str(rows[0][2] or "") if rows else ""
