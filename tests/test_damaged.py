@@ -395,7 +395,7 @@ def test_a_damaged_atlas_at_load_is_refused_by_serve_in_one_line(base, tmp_path)
     res = CliRunner().invoke(main, ["serve", "--db", str(rep_db)])
     assert res.exit_code == 1 and "Traceback" not in res.output
     lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and "papers.authors of paper" in lines[0] and "nested deeper than 32" in lines[0]
+    assert len(lines) == 1 and "papers.authors of paper" in lines[0] and "nested deeper than 20" in lines[0]
 
 
 def test_a_damaged_reader_row_is_a_500_page_with_the_line_and_other_pages_work(base, tmp_path):

@@ -389,9 +389,8 @@ def test_the_limits_are_above_the_real_data():
         assert f"{getattr(limits, name):,}" in limits.__doc__ or str(getattr(limits, name)) in limits.__doc__
 
 
-def test_json_depth_is_iterative():
-    value = []
-    for _ in range(100_000):
-        value = [value]
-    assert limits.json_depth(value) == 100_001
-    assert limits.json_depth({"a": [1, {"b": []}]}) == 4 and limits.json_depth(5) == 0
+def test_json_depth_is_counted_on_the_text_without_recursion():
+    assert limits.json_depth("[" * 100_000 + "]" * 100_000, limit=10**6) == 100_000
+    assert limits.json_depth("[" * 100_000) == limits.MAX_JSON_DEPTH + 1  # counting stops past the limit
+    assert limits.json_depth('{"a": [1, {"b": []}]}') == 4 and limits.json_depth("5") == 0
+    assert limits.json_depth('["[[[[", {"a": "]]]{"}]') == 2  # brackets inside strings do not count

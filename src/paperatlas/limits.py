@@ -32,6 +32,7 @@ Each ``check_*`` function returns the value (normalised where it says so) or rai
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -410,23 +411,33 @@ def check_override_row(row: dict[str, Any]) -> dict[str, Any]:
             "edited_at": check_timestamp(str(row.get("edited_at") or ""), "edited_at", pid)}
 
 
-def json_depth(value: Any) -> int:
-    """How deeply arrays and objects nest in a decoded JSON value (iteratively: no recursion limit).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deep the arrays and objects of a JSON text nest, counted before decoding (no recursion).
+
+    Brackets inside strings do not count. The one depth count of every JSON read: an import file
+    (:func:`loads_json`) and a stored column (:func:`paperatlas.store.cells.decode_json`).
 
     Args:
-        value: The value (``1`` for ``[]`` or ``{}``, 0 for a scalar).
+        text: JSON text (need not be valid).
+        limit: Stop counting above this depth.
 
     Returns:
-        The depth.
+        The greatest nesting depth (``1`` for ``[]``), or ``limit + 1`` when it is deeper than ``limit``.
     """
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            v = list(v.values())
-        if isinstance(v, list):
-            deepest = max(deepest, d)
-            stack.extend((x, d + 1) for x in v if isinstance(x, (list, dict)))
+    depth = deepest = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        else:
+            depth -= 1
     return deepest
 
 
@@ -450,12 +461,7 @@ def loads_json(text: str, source: str = "<json>") -> Any:
         LimitExceeded: It nests deeper than :data:`MAX_JSON_DEPTH` levels.
         ValueError: It is not JSON (``json.JSONDecodeError``, or a number with too many digits).
     """
-    too_deep = LimitExceeded(f"{source}: JSON nested more than {MAX_JSON_DEPTH} levels deep; the limit is "
-                             f"{MAX_JSON_DEPTH}", "JSON nesting", MAX_JSON_DEPTH)
-    try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise too_deep from None
-    if json_depth(value) > MAX_JSON_DEPTH:
-        raise too_deep
-    return value
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise LimitExceeded(f"{source}: JSON nested more than {MAX_JSON_DEPTH} levels deep; the limit is "
+                            f"{MAX_JSON_DEPTH}", "JSON nesting", MAX_JSON_DEPTH)
+    return json.loads(text, parse_constant=_no_constant)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from .. import __version__
-from ..files import OutputRefused, check_file_output, is_sqlite, same_file
+from ..files import OutputRefused, check_file_output
 
 #: Names of an atlas's companion files, from the atlas file's name (SQLite's journals, the build lock and resume).
 _COMPANIONS = ("{}", "{}-wal", "{}-shm", "{}-journal", "{}.lock", ".{}.resume")

@@ -1,8 +1,9 @@
 """The per-value validators of :mod:`paperatlas.store.check`: the type of a scalar cell, and JSON decoded safely.
 
 Each validator takes a stored value and returns it (decoded, for JSON) or raises :class:`Bad` saying what is wrong
-with it. JSON is decoded without deep recursion: its nesting is counted first (:func:`json_depth`, at most
-:data:`MAX_JSON_DEPTH` levels), and NaN, Infinity and numbers too large for a float are refused.
+with it. JSON is decoded without deep recursion: its nesting is counted first
+(:func:`paperatlas.limits.json_depth`, at most :data:`paperatlas.limits.MAX_JSON_DEPTH` levels, the limit of every
+way in; an atlas writes 2 at most), and NaN, Infinity and numbers too large for a float are refused.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import math
 import re
 from collections.abc import Callable
 
-#: Deepest JSON nesting a column may hold (the deepest an atlas writes is 3: ``extra``'s lists in an object).
-MAX_JSON_DEPTH = 32
+from ..limits import MAX_JSON_DEPTH, json_depth
+
 #: Largest absolute value of ``papers.year``.
 MAX_YEAR = 9999
 
@@ -145,32 +146,7 @@ def anything(value: object) -> object:
 
 
 # ------------------------------------------------------------------------------------------------------- JSON
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKET = re.compile(r"[\[\]{}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def json_depth(text_: str, limit: int = MAX_JSON_DEPTH) -> int:
-    """How deep the arrays and objects of a JSON text nest, counted up to ``limit + 1`` (no recursion).
-
-    Args:
-        text_: JSON text (need not be valid).
-        limit: Stop counting above this depth.
-
-    Returns:
-        The greatest nesting depth, or ``limit + 1`` when it is deeper than ``limit``.
-    """
-    depth = deepest = 0
-    for m in _BRACKET.finditer(_STRING.sub("", text_)):
-        if m.group() in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    break
-        else:
-            depth -= 1
-    return deepest
 
 
 def _no_constant(name: str) -> float:
