@@ -16,7 +16,7 @@ from typing import Any
 from .cells import Bad
 from .check import COLUMNS, CellError, Damage, damaged, db_path, row_name, validate_row
 from .embeddings import check_vectors, model_dim
-from .migrations import LATEST, MIGRATIONS
+from .migrations import LATEST, expected_schema, table_columns
 
 
 def read_checked(con: sqlite3.Connection, table: str, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
@@ -124,32 +124,9 @@ def _undecodable(con: sqlite3.Connection, table: str) -> Damage | None:
     return None
 
 
-def expected_schema(version: int) -> dict[str, frozenset[str]]:
-    """The tables and columns migrations 1 … ``version`` create (FTS5 shadow tables left out).
-
-    Args:
-        version: A schema version (above :data:`~paperatlas.store.migrations.LATEST`: the latest schema).
-
-    Returns:
-        ``table -> column names``.
-    """
-    mem = sqlite3.connect(":memory:")
-    try:
-        for number, fn in MIGRATIONS:
-            if number <= min(version, LATEST):
-                fn(mem)
-        return _schema(mem)
-    finally:
-        mem.close()
-
-
 def _schema(con: sqlite3.Connection) -> dict[str, frozenset[str]]:
-    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                       "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'papers_fts_%'")]
-    return {n: frozenset(r[1] for r in con.execute(f"PRAGMA table_info({n})")) for n in names}
-
-
-_SCHEMAS: dict[int, dict[str, frozenset[str]]] = {}
+    """``table -> column names`` of an open file (FTS5 shadow tables left out)."""
+    return {t: cols for t, cols in table_columns(con).items() if not t.startswith("papers_fts_")}
 
 
 def schema_damage(con: sqlite3.Connection) -> list[Damage]:
@@ -167,11 +144,11 @@ def schema_damage(con: sqlite3.Connection) -> list[Damage]:
         version = int(row[0]) if row is not None else 0
     except (sqlite3.Error, TypeError, ValueError):
         version = LATEST
-    if version not in _SCHEMAS:
-        _SCHEMAS[version] = expected_schema(version)
     have = _schema(con)
     out = []
-    for table, cols in _SCHEMAS[version].items():
+    for table, cols in expected_schema(version).items():
+        if table.startswith("papers_fts_"):
+            continue
         if table not in have:
             out.append(Damage(table, None, None, "missing"))
             continue

@@ -200,22 +200,34 @@ def _db_path(con: sqlite3.Connection) -> str:
 
 
 @functools.cache
-def expected_schema() -> dict[str, frozenset[str]]:
-    """The tables and columns that running every migration on an empty database creates.
+def expected_schema(version: int = LATEST) -> dict[str, frozenset[str]]:
+    """The tables and columns that running migrations 1 … ``version`` on an empty database creates.
+
+    Args:
+        version: A schema version (default, or above :data:`LATEST`: the latest schema).
 
     Returns:
         ``table name -> column names`` (FTS5 shadow tables included).
     """
     mem = sqlite3.connect(":memory:")
     try:
-        for _, fn in MIGRATIONS:
-            fn(mem)
-        return _schema(mem)
+        for number, fn in MIGRATIONS:
+            if number <= min(version, LATEST):
+                fn(mem)
+        return table_columns(mem)
     finally:
         mem.close()
 
 
-def _schema(con: sqlite3.Connection) -> dict[str, frozenset[str]]:
+def table_columns(con: sqlite3.Connection) -> dict[str, frozenset[str]]:
+    """The tables of an open database and their columns.
+
+    Args:
+        con: An open connection.
+
+    Returns:
+        ``table name -> column names`` (SQLite's own ``sqlite_*`` tables left out; FTS5 shadow tables included).
+    """
     names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                        "AND name NOT LIKE 'sqlite_%'")]
     return {n: frozenset(_columns(con, n)) for n in names}
@@ -223,7 +235,7 @@ def _schema(con: sqlite3.Connection) -> dict[str, frozenset[str]]:
 
 def _incomplete(con: sqlite3.Connection) -> bool:
     """True when the file lacks a table or column the migrations create (an odd file whose version says more)."""
-    have = _schema(con)
+    have = table_columns(con)
     return any(not cols <= have.get(table, frozenset()) for table, cols in expected_schema().items())
 
 
