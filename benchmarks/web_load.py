@@ -1,15 +1,21 @@
 """Load benchmark of the web app: N concurrent clients (default 50) for S seconds (default 60), reads and writes.
 
 Usage:
-    python benchmarks/web_load.py [--db /tmp/atlas42k.db] [--build] [--clients 50] [--seconds 60]
+    python benchmarks/web_load.py --db /tmp/load/iclr.db --db /tmp/load/atlas42k.db [--clients 50] [--seconds 60]
+        [--profile DIR] [--build]
 
-``--build`` first builds the full-size atlas (all of ``../shared/data/paperlists``, ~42.6k papers) at ``--db``
-with ``benchmarks/build_42k_fast.py``: that build uses a deterministic STAND-IN embedder (hashed words + a fixed
-random projection, 384-d), not all-MiniLM-L6-v2, so query semantics differ (related papers, hybrid search, For
-you, topic labels) but the sizes are the real ones (papers, topics, vectors, FTS index). The server still loads
+Each ``--db`` is run in turn with the same client set-up (same seed, mix, clients and duration) and a summary
+table at the end compares them: requests per second, latency percentiles, errors, lost writes, the server's CPU
+per request, and each atlas's throughput relative to the first (the goal: the 42k-paper atlas at least 0.7x the
+ICLR 2021 atlas). Run the sizes back to back: the machine's other load moves every figure.
+
+``--build`` first builds the full-size atlas (all of ``../shared/data/paperlists``, ~42.6k papers) at the last
+``--db`` with ``benchmarks/build_42k_fast.py``: that build uses a deterministic STAND-IN embedder (hashed words + a
+fixed random projection, 384-d), not all-MiniLM-L6-v2, so query semantics differ (related papers, hybrid search,
+For you, topic labels) but the sizes are the real ones (papers, topics, vectors, FTS index). The server still loads
 the real query model, so a hybrid search costs what it costs in production.
 
-What it does:
+What it does, for each atlas:
 
 1. copies the atlas (SQLite backup) to a temporary file, so every run starts from the same reading list
    (``--in-place`` serves the atlas itself);
@@ -19,32 +25,43 @@ What it does:
    40k, in a background thread at start; the map JSON on the first ``/api/map``), so it likes one paper and
    waits until ``/foryou`` answers in under ``--warm-ms`` twice in a row, then touches every route once;
 4. runs ``--clients`` closed-loop clients (asyncio + httpx, one ``AsyncClient`` and cookie jar each, no think
-   time unless ``--think-ms``) for ``--seconds``. Each request is a read (``/``, ``/?q=<words from titles>``,
-   ``/?status=Oral``, ``/paper/<id>``, ``/topic/<id>``, ``/list``, ``/foryou``, ``/api/search?q=...``, now and
-   then ``/api/map``) or, with probability ``--write-share`` (default 0.15), a write: ``POST /paper/<id>/mark``
+   time unless ``--think-ms``) for ``--seconds``. Each request is a read whose work is bounded by the page
+   (``/``, ``/?q=<words from titles>``, ``/?status=Oral``, ``/paper/<id>``, ``/topic/<id>``, ``/list``,
+   ``/api/search?q=...``) or, with probability ``--write-share`` (default 0.15), a write: ``POST /paper/<id>/mark``
    with action like / add (to list ``load-bench``) / read / note (a text unique per write). Writes carry
    ``Origin: <server origin>`` and the session's CSRF token (the hidden ``csrf_token`` input of the last
    ``/paper/<id>`` page the client fetched; posted without it when the page has none);
-5. prints requests, errors (non-2xx/3xx, exceptions, timeouts), p50/p95/p99/max latency (ms) overall and per
-   route kind, throughput, the server's peak memory, and a lost-write check: after the run the reading list
-   (:func:`paperatlas.readinglist.entries`) must show every write that got a success response (liked, in the
-   list, read, and for notes the last note each client wrote on a paper: each client writes notes only on its own
-   share of the papers, so the last one it wrote must be the one stored).
+5. measures apart, with ``--apart-clients`` clients for ``--apart-seconds``, the pages whose work grows with the
+   atlas by nature: ``/foryou`` (scores every paper against the liked ones) and ``/api/map`` (every paper's
+   point; served from a cache with an ETag, but the body is atlas-sized);
+6. prints requests, errors (non-2xx/3xx, exceptions, timeouts), p50/p95/p99/max latency (ms) overall and per
+   route kind, throughput, the server's CPU per request and peak memory, and a lost-write check: after the run the
+   reading list (:func:`paperatlas.readinglist.entries`) must show every write that got a success response
+   (liked, in the list, read, and for notes the last note each client wrote on a paper: each client writes notes
+   only on its own share of the papers, so the last one it wrote must be the one stored).
 
-Exit code 1 when there were errors or a write was lost. Goal: 0 errors, p99 <= 200 ms, no lost write.
-Without ``--think-ms`` the clients are a closed loop: mean latency ~= clients / throughput, so p99 <= 200 ms with 50
-clients needs well over 250 req/s; ``--think-ms`` models readers pausing between pages.
-The clients run on the same machine as the server (they share its cores). Not a test: run on demand.
+``--profile DIR`` samples the server with py-spy (``pip install py-spy`` into the venv; not a project dependency)
+during the timed phase, writes DIR/<atlas>.txt (collapsed stacks) and prints the functions a request spends its
+time in, inclusive and own, as shares of the samples: what a request costs, and what grows with the atlas. The
+sampling (50 Hz, pausing the server for each sample) slows the server a little: take the throughput figures from
+a run without it.
+
+Exit code 1 when there were errors or a write was lost. Goal: 0 errors, no lost write, 42k >= 0.7x ICLR 2021 req/s.
+Without ``--think-ms`` the clients are a closed loop: mean latency ~= clients / throughput; ``--think-ms`` models
+readers pausing between pages. The clients run on the same machine as the server (they share its cores). Not a
+test: run on demand.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import os
 import random
 import re
 import resource
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -63,9 +80,10 @@ HERE = Path(__file__).resolve().parent
 CSRF_RE = re.compile(r'<input[^>]*name="csrf_token"[^>]*value="([^"]*)"'
                      r'|<input[^>]*value="([^"]*)"[^>]*name="csrf_token"')
 BENCH_LIST = "load-bench"
-#: route kind -> weight among reads
-READ_MIX = {"index": 6, "search": 20, "status": 5, "paper": 22, "topic": 8, "list": 6, "foryou": 8,
-            "api_search": 12, "api_map": 1}
+#: route kind -> weight among the timed phase's reads (pages whose work is bounded by the page)
+READ_MIX = {"index": 6, "search": 20, "status": 5, "paper": 22, "topic": 8, "list": 6, "api_search": 12}
+#: route kind -> weight among the reads measured apart: pages whose work grows with the atlas by nature
+APART_MIX = {"foryou": 8, "api_map": 1}
 WRITE_ACTIONS = ("like", "add", "read", "note")
 STOPWORDS = set("a an and are as at be by for from in is it of on or the to with via we our using towards toward "
                 "into its can do not than that this these those under over between without".split())
@@ -158,8 +176,9 @@ def peak_rss_mib(pid: int) -> float | None:
 
 class Client:
     def __init__(self, n: int, base: str, corpus: Corpus, rng: random.Random, note_ids: list[str], timeout: float,
-                 write_share: float, think_ms: float):
+                 write_share: float, think_ms: float, mix: dict[str, int] | None = None):
         self.n, self.base, self.corpus, self.rng = n, base, corpus, rng
+        self.mix = mix or READ_MIX
         self.note_ids = note_ids  # this client's own share of the papers, for notes
         self.write_share, self.think = write_share, think_ms / 1000
         self.http = httpx.AsyncClient(base_url=base, timeout=timeout, follow_redirects=False,
@@ -174,7 +193,7 @@ class Client:
         return " ".join(self.rng.sample(self.corpus.words, k))
 
     def read_target(self) -> tuple[str, str]:
-        kind = self.rng.choices(list(READ_MIX), weights=list(READ_MIX.values()))[0]
+        kind = self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0]
         c, rng = self.corpus, self.rng
         if kind == "search":
             url = "/?" + str(httpx.QueryParams(q=self.words(rng.randint(1, 3))))
@@ -352,7 +371,91 @@ async def warm_up(warm: Client, warm_ms: float, timeout: float, model_timeout: f
     return time.perf_counter() - t0, mode
 
 
-async def bench(args, base: str, proc: subprocess.Popen, served: str, corpus: Corpus) -> int:
+def report(title: str, samples: list[Sample], elapsed: float) -> dict:
+    """Print the per-kind latency table of one phase; return its totals (requests, errors, req/s, percentiles)."""
+    errors = [x for x in samples if not x.ok]
+    by_kind: dict[str, list[Sample]] = defaultdict(list)
+    for x in samples:
+        by_kind[x.kind].append(x)
+    rate = len(samples) / elapsed if elapsed else float("nan")
+    print(f"   {title}: requests {len(samples)}, errors {len(errors)}, throughput {rate:.1f} req/s")
+    print(f"   {'kind':<12} {'n':>6} {'err':>4} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>8}")
+    for kind in sorted(by_kind, key=lambda k: (k.startswith("write"), k)):
+        ss = by_kind[kind]
+        print(f"   {kind:<12} {len(ss):>6} {sum(not x.ok for x in ss):>4} {pct([x.ms for x in ss])}")
+    all_ms = [x.ms for x in samples]
+    print(f"   {'ALL':<12} {len(samples):>6} {len(errors):>4} {pct(all_ms) if all_ms else ''}")
+    if errors:
+        kinds: dict[str, int] = defaultdict(int)
+        for x in errors:
+            kinds[f"{x.kind}: {x.what}"] += 1
+        print("   errors: " + "; ".join(f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda x: -x[1])[:8]))
+    p50, p95, p99 = np.percentile(all_ms, [50, 95, 99]) if all_ms else (float("nan"),) * 3
+    return {"requests": len(samples), "errors": len(errors), "rps": rate, "p50": p50, "p95": p95, "p99": p99}
+
+
+def start_profiler(pid: int, out: Path, seconds: float) -> subprocess.Popen | None:
+    """py-spy sampling the server ``pid`` for ``seconds`` into ``out`` (collapsed stacks), or None without py-spy."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(spy).exists():
+        print("   --profile: py-spy is not installed (pip install py-spy): no profile")
+        return None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "50", "--duration", str(int(seconds)),
+                             "--format", "raw", "--output", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def summarise_profile(path: Path, top: int = 25) -> None:
+    """Print the functions of the sampled server stacks by inclusive and own share of the samples.
+
+    Waitress's idle threads (waiting for a task) and the main loop are left out, so the shares are of the time the
+    server spent on requests (and its warm-up thread, if any).
+    """
+    if not path.is_file():
+        print(f"   profile: {path} was not written")
+        return
+    incl: collections.Counter[str] = collections.Counter()
+    own: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        frames = stack.split(";")
+        if any(w in stack for w in ("wait (threading.py", "poll (waitress/wasyncore.py", "select (")) \
+                and not any("paperatlas" in f or "flask" in f for f in frames):
+            continue  # an idle thread
+        k = int(n)
+        total += k
+        names = [re.sub(r":\d+\)$", ")", f) for f in frames[1:]]  # per function, not per line
+        for name in set(names):
+            incl[name] += k
+        if names:
+            own[names[-1]] += k
+    if not total:
+        print("   profile: no busy samples")
+        return
+    print(f"   profile ({total} busy samples): inclusive share, paperatlas/flask/jinja/sqlite functions")
+    shown = 0
+    for name, k in incl.most_common():
+        if any(w in name for w in ("paperatlas", "flask/app", "jinja2/environment.py", "templates/", "sqlite3")):
+            print(f"     {100 * k / total:5.1f}%  {name}")
+            shown += 1
+            if shown >= top:
+                break
+    print("   own time (where the CPU is):")
+    for name, k in own.most_common(15):
+        print(f"     {100 * k / total:5.1f}%  {name}")
+
+
+async def run_clients(clients: list[Client], seconds: float) -> float:
+    t0 = time.perf_counter()
+    await asyncio.gather(*(c.run(t0 + seconds) for c in clients))
+    return time.perf_counter() - t0
+
+
+async def bench(args, base: str, proc: subprocess.Popen, served: str, corpus: Corpus, label: str) -> dict:
     rng = random.Random(args.seed)
     ready_s = await wait_ready(base, proc, args.start_timeout)
     print(f"server ready after {ready_s:.1f} s")
@@ -367,100 +470,75 @@ async def bench(args, base: str, proc: subprocess.Popen, served: str, corpus: Co
     warm_s, mode = await warm_up(warm, args.warm_ms, args.warmup_timeout, args.model_timeout)
     print(f"warm-up done in {warm_s:.1f} s; search mode: {mode}; CSRF token "
           + ("found in the paper page and posted" if warm.token else "not in the paper page: posting without it"))
+    if args.settle > 0:
+        await asyncio.sleep(args.settle)  # the app's own warm-up thread (facets, authors) finishes meanwhile
     clients = [Client(i, base, corpus, random.Random(rng.random()), note_share[i], args.timeout, args.write_share,
                       args.think_ms) for i in range(args.clients)]
     print(f"running {args.clients} clients for {args.seconds:.0f} s (write share {args.write_share:.0%}, "
           f"think time {args.think_ms:.0f} ms) ...", flush=True)
+    spy = start_profiler(proc.pid, Path(args.profile) / f"{label}.txt", args.seconds) if args.profile else None
     cpu0, server_cpu0 = cpu_seconds(), cpu_seconds(proc.pid)
-    t0 = time.perf_counter()
-    await asyncio.gather(*(c.run(t0 + args.seconds) for c in clients))
-    elapsed = time.perf_counter() - t0
+    elapsed = await run_clients(clients, args.seconds)
     cpu, server_cpu = cpu_seconds() - cpu0, cpu_seconds(proc.pid) - server_cpu0
-    for c in [*clients, warm]:
+    apart: list[Client] = []
+    apart_elapsed = 0.0
+    if args.apart_seconds > 0 and args.apart_clients > 0:
+        apart = [Client(1000 + i, base, corpus, random.Random(rng.random()), note_share[i], args.timeout, 0,
+                        args.think_ms, mix=APART_MIX) for i in range(args.apart_clients)]
+        print(f"measuring apart: {args.apart_clients} clients for {args.apart_seconds:.0f} s on "
+              f"{', '.join(APART_MIX)} ...", flush=True)
+        apart_elapsed = await run_clients(apart, args.apart_seconds)
+    for c in [*clients, *apart, warm]:
         await c.close()
     server_rss = peak_rss_mib(proc.pid)
+    if spy is not None:
+        try:
+            spy.wait(30)
+        except subprocess.TimeoutExpired:
+            spy.kill()
 
-    samples = [s for c in clients for s in c.samples]
-    errors = [s for s in samples if not s.ok]
-    by_kind: dict[str, list[Sample]] = defaultdict(list)
-    for s in samples:
-        by_kind[s.kind].append(s)
+    samples = [x for c in clients for x in c.samples]
     print()
     print(f"== web load: {args.clients} clients, {args.seconds:.0f} s (+{elapsed - args.seconds:.1f} s for the "
           f"requests in flight at the end) against {served}")
     print(f"   atlas: {corpus.n_papers} papers, {corpus.n_topics} topics (areas + sub-topics), embeddings by "
           f"{corpus.embed_model or '?'}" + ("  [STAND-IN embedder: query semantics differ, sizes are real]"
                                             if "stand-in" in corpus.embed_model else ""))
-    print(f"   requests {len(samples)}, errors {len(errors)}, throughput {len(samples) / elapsed:.1f} req/s, "
-          f"writes ok {sum(c.writes.n_ok for c in clients)}")
-    print(f"   {'kind':<12} {'n':>6} {'err':>4} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>8}")
-    for kind in sorted(by_kind, key=lambda k: (k.startswith("write"), k)):
-        ss = by_kind[kind]
-        print(f"   {kind:<12} {len(ss):>6} {sum(not s.ok for s in ss):>4} {pct([s.ms for s in ss])}")
-    all_ms = [s.ms for s in samples]
-    print(f"   {'ALL':<12} {len(samples):>6} {len(errors):>4} {pct(all_ms) if all_ms else ''}")
-    if errors:
-        kinds: dict[str, int] = defaultdict(int)
-        for s in errors:
-            kinds[f"{s.kind}: {s.what}"] += 1
-        print("   errors: " + "; ".join(f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda x: -x[1])[:8]))
-    print(f"   CPU during the run: server {server_cpu:.1f} s ({server_cpu / elapsed:.0%} of a core), clients (this "
-          f"process, same machine) {cpu:.1f} s ({cpu / elapsed:.0%}); {os.cpu_count()} cores"
-          + (f"; server peak RSS {server_rss:.0f} MiB" if server_rss else ""))
-
+    out = report("timed phase (pages bounded by the page, and writes)", samples, elapsed)
+    out["writes_ok"] = sum(c.writes.n_ok for c in clients)
+    out["cpu_ms"] = 1000 * server_cpu / max(1, len(samples))
+    print(f"   CPU during the run: server {server_cpu:.1f} s ({server_cpu / elapsed:.0%} of a core, "
+          f"{out['cpu_ms']:.1f} ms a request), clients (this process, same machine) {cpu:.1f} s "
+          f"({cpu / elapsed:.0%}); {os.cpu_count()} cores" + (f"; server peak RSS {server_rss:.0f} MiB"
+                                                               if server_rss else ""))
+    if apart:
+        a = report("measured apart (atlas-sized by nature)", [x for c in apart for x in c.samples], apart_elapsed)
+        out["apart_rps"], out["apart_p50"], out["apart_errors"] = a["rps"], a["p50"], a["errors"]
     checked, lost, examples = check_writes(served, clients)
-    print(f"   lost-write check: {sum(c.writes.n_ok for c in clients)} successful writes = {checked} effects "
+    out["lost"], out["checked"] = lost, checked
+    print(f"   lost-write check: {out['writes_ok']} successful writes = {checked} effects "
           f"(distinct likes, list entries, read marks; last note per paper) checked in readinglist.entries(): "
           f"{lost} lost")
     for e in examples:
         print(f"     LOST: {e}")
-    p99 = float(np.percentile(all_ms, 99)) if all_ms else float("nan")
-    met = not errors and lost == 0 and p99 <= args.p99_goal
-    print(f"goal: 0 errors, p99 <= {args.p99_goal:.0f} ms, no lost write -> {'MET' if met else 'NOT MET'} "
-          f"({len(errors)} errors, p99 {p99:.0f} ms, {lost} lost writes)")
-    return 1 if errors or lost else 0
+    if spy is not None:
+        summarise_profile(Path(args.profile) / f"{label}.txt")
+    out["papers"] = corpus.n_papers
+    return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--db", default="/tmp/atlas42k.db", help="the atlas to serve (default %(default)s)")
-    ap.add_argument("--build", action="store_true",
-                    help="first build --db from the whole shared corpus with the stand-in embedder "
-                    "(benchmarks/build_42k_fast.py; replaces an existing atlas there)")
-    ap.add_argument("--clients", type=int, default=50)
-    ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--write-share", type=float, default=0.15, help="share of requests that are writes")
-    ap.add_argument("--think-ms", type=float, default=0, help="mean pause between a client's requests")
-    ap.add_argument("--timeout", type=float, default=30, help="per-request timeout, seconds (counted as an error)")
-    ap.add_argument("--port", type=int, default=0, help="default: a free port")
-    ap.add_argument("--in-place", action="store_true",
-                    help="serve (and write to) --db itself instead of a temporary copy")
-    ap.add_argument("--warm-ms", type=float, default=1000, help="warm-up ends when /foryou is faster than this")
-    ap.add_argument("--warmup-timeout", type=float, default=300)
-    ap.add_argument("--model-timeout", type=float, default=120,
-                    help="longest wait for hybrid search (the query model) during warm-up")
-    ap.add_argument("--start-timeout", type=float, default=180)
-    ap.add_argument("--p99-goal", type=float, default=200)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-
-    if args.build:
-        sys.path.insert(0, str(HERE))
-        from build_42k_fast import main as build_main
-
-        build_main(["--db", args.db, "--replace"])
-    if not Path(args.db).is_file():
-        raise SystemExit(f"{args.db}: no atlas (pass --build, or build one: python benchmarks/build_42k_fast.py)")
-    with tempfile.TemporaryDirectory(prefix="web_load_") as tmp:
-        served = args.db
+def run_one(args, db: str) -> dict:
+    """Copy ``db``, serve the copy, run :func:`bench` on it; the results of :func:`bench`."""
+    with tempfile.TemporaryDirectory(prefix="web_load_", dir=args.tmp) as tmp:
+        served = db
         if not args.in_place:
             served = str(Path(tmp) / "atlas.db")
             t = time.perf_counter()
-            copy_atlas(args.db, served)
-            print(f"copied {args.db} to {served} ({time.perf_counter() - t:.1f} s); the original is not written")
+            copy_atlas(db, served)
+            print(f"copied {db} to {served} ({time.perf_counter() - t:.1f} s); the original is not written")
         corpus = load_corpus(served)
         if "stand-in" in corpus.embed_model:
-            print(f"NOTE: {args.db} was built with the stand-in embedder {corpus.embed_model} "
+            print(f"NOTE: {db} was built with the stand-in embedder {corpus.embed_model} "
                   "(benchmarks/build_42k_fast.py): query semantics differ, sizes are the real ones")
         port = args.port or free_port()
         base = f"http://127.0.0.1:{port}"
@@ -471,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
             print(f"serving {served} at {base} (paperatlas serve, pid {proc.pid})", flush=True)
             try:
-                rc = asyncio.run(bench(args, base, proc, served, corpus))
+                out = asyncio.run(bench(args, base, proc, served, corpus, Path(db).stem))
             finally:
                 proc.terminate()
                 try:
@@ -483,7 +561,72 @@ def main(argv: list[str] | None = None) -> int:
         noisy = [ln for ln in tail if "Traceback" in ln or "Error" in ln]
         if noisy:
             print(f"server log: {len(noisy)} error lines, last: {noisy[-1][:200]}")
-    return rc
+            first = next(i for i, ln in enumerate(tail) if "Traceback" in ln or "Error" in ln)
+            print("   " + "\n   ".join(tail[max(0, first - 2):first + 40]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--db", action="append", default=None,
+                    help="an atlas to serve; repeat to run several back to back (default /tmp/atlas42k.db)")
+    ap.add_argument("--build", action="store_true",
+                    help="first build the last --db from the whole shared corpus with the stand-in embedder "
+                    "(benchmarks/build_42k_fast.py; replaces an existing atlas there)")
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--write-share", type=float, default=0.15, help="share of requests that are writes")
+    ap.add_argument("--think-ms", type=float, default=0, help="mean pause between a client's requests")
+    ap.add_argument("--apart-clients", type=int, default=10,
+                    help="clients of the phase measured apart (/foryou, /api/map); 0: skip it")
+    ap.add_argument("--apart-seconds", type=float, default=20)
+    ap.add_argument("--settle", type=float, default=10,
+                    help="seconds to wait after the warm-up, so the app's own warm-up thread finishes")
+    ap.add_argument("--timeout", type=float, default=30, help="per-request timeout, seconds (counted as an error)")
+    ap.add_argument("--port", type=int, default=0, help="default: a free port")
+    ap.add_argument("--in-place", action="store_true",
+                    help="serve (and write to) --db itself instead of a temporary copy")
+    ap.add_argument("--tmp", default=None, help="folder for the copies (default: the system's temporary folder)")
+    ap.add_argument("--profile", default=None, metavar="DIR",
+                    help="sample the server with py-spy during the timed phase; collapsed stacks in DIR")
+    ap.add_argument("--warm-ms", type=float, default=1000, help="warm-up ends when /foryou is faster than this")
+    ap.add_argument("--warmup-timeout", type=float, default=300)
+    ap.add_argument("--model-timeout", type=float, default=120,
+                    help="longest wait for hybrid search (the query model) during warm-up")
+    ap.add_argument("--start-timeout", type=float, default=180)
+    ap.add_argument("--min-ratio", type=float, default=0.7,
+                    help="goal: every atlas's req/s at least this share of the first's")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    dbs = args.db or ["/tmp/atlas42k.db"]
+
+    if args.build:
+        sys.path.insert(0, str(HERE))
+        from build_42k_fast import main as build_main
+
+        build_main(["--db", dbs[-1], "--replace"])
+    for db in dbs:
+        if not Path(db).is_file():
+            raise SystemExit(f"{db}: no atlas (pass --build, or build one: python benchmarks/build_42k_fast.py)")
+    results = []
+    for db in dbs:
+        results.append(run_one(args, db))
+        print(flush=True)
+    first = results[0]["rps"]
+    print(f"== summary: {args.clients} clients x {args.seconds:.0f} s, write share {args.write_share:.0%}, "
+          f"seed {args.seed}" + ("  (profiled: py-spy slows the server)" if args.profile else ""))
+    print(f"   {'atlas':<28} {'papers':>7} {'req/s':>7} {'p50':>7} {'p95':>7} {'p99':>7} {'err':>4} "
+          f"{'writes':>6} {'lost':>4} {'CPU ms/req':>10} {'ratio':>6} {'apart req/s':>11}")
+    ok = True
+    for db, r in zip(dbs, results, strict=True):
+        ratio = r["rps"] / first if first else float("nan")
+        ok &= r["errors"] == 0 and r["lost"] == 0 and ratio >= args.min_ratio
+        print(f"   {Path(db).name:<28} {r['papers']:>7} {r['rps']:>7.1f} {r['p50']:>7.0f} {r['p95']:>7.0f} "
+              f"{r['p99']:>7.0f} {r['errors']:>4} {r['writes_ok']:>6} {r['lost']:>4} {r['cpu_ms']:>10.1f} "
+              f"{ratio:>6.2f} {r.get('apart_rps', float('nan')):>11.1f}")
+    print(f"goal: 0 errors, 0 lost writes, every atlas >= {args.min_ratio}x the first's req/s -> "
+          f"{'MET' if ok else 'NOT MET'}")
+    return 0 if all(r["errors"] == 0 and r["lost"] == 0 for r in results) else 1
 
 
 if __name__ == "__main__":

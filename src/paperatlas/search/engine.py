@@ -26,13 +26,14 @@ matches, unrelated neighbours of one of them below 0.5.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..facets import SORT_KEYS, sort_papers
 from ..model import Paper
 from ..store import Atlas
+from ..topics import resolve_topics
 from . import meaning as _meaning
 from .filters import Filters
 from .hits import MATCH_KINDS, Hit, HitList
@@ -160,6 +161,41 @@ def _rows(atlas: Atlas) -> _Rows:
         return _Rows(row_of, paper_of, id_rank)
 
     return atlas.derived("search rows", make)
+
+
+def _listed(atlas: Atlas, flt: Filters) -> np.ndarray:
+    """The ``atlas.papers`` positions an empty query's filters can pass, ascending.
+
+    Every paper, or only those of the filters' statuses and topic (from per-atlas indexes), so that the filters'
+    predicate runs on those alone (``status=Oral`` on 42,736 papers: the predicate on 2,495 papers instead of every
+    one). Exactly the papers passing the status and topic filters: when no other filter is set, no predicate runs.
+    """
+    n = len(atlas.papers)
+    keep: np.ndarray | None = None
+    statuses = {s.strip().lower() for s in flt.status if s.strip()}
+    if statuses:
+        by_status = atlas.derived("positions by status", lambda: _positions_by(atlas, lambda p: p.status.lower()))
+        keep = np.zeros(n, dtype=bool)
+        for s in statuses:
+            keep[by_status.get(s, _NONE)] = True
+    if flt.topic:  # as the predicate: a blank topic names no topic, so no paper passes
+        by_topic = atlas.derived("positions by topic", lambda: _positions_by(atlas, lambda p: p.topic_id))
+        in_topic = np.zeros(n, dtype=bool)
+        for tid in resolve_topics(atlas, [flt.topic]):
+            in_topic[by_topic.get(tid, _NONE)] = True
+        keep = in_topic if keep is None else keep & in_topic
+    return np.arange(n) if keep is None else np.flatnonzero(keep)
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _positions_by(atlas: Atlas, key: Callable[[Paper], object]) -> dict[object, np.ndarray]:
+    """``key(paper) -> ascending atlas.papers positions of the papers with that key``, for every key."""
+    groups: dict[object, list[int]] = {}
+    for i, p in enumerate(atlas.papers):
+        groups.setdefault(key(p), []).append(i)
+    return {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}
 
 
 def _passing(atlas: Atlas, docs: np.ndarray, ok: Callable[[Paper], bool] | None) -> np.ndarray:
@@ -320,7 +356,12 @@ def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mod
     flt = filters or Filters()
     ok = flt.matcher(atlas) if flt.any() else None
     if not query.strip():
-        res = SearchResults(query, HitList(atlas.papers, _passing(atlas, np.arange(len(atlas.papers)), ok)))
+        if ok is None:
+            docs = np.arange(len(atlas.papers))
+        else:  # only the papers of the filters' statuses and topic; the predicate only for the other filters
+            docs = _listed(atlas, flt)
+            docs = _passing(atlas, docs, None if not replace(flt, status=[], topic="").any() else ok)
+        res = SearchResults(query, HitList(atlas.papers, docs))
     else:
         res = _query_results(atlas, query, flt, ok, mode, embed_query)
     if sort != "relevance":

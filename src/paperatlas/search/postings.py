@@ -109,6 +109,10 @@ class Postings:
     def __init__(self, atlas: Atlas):
         self.atlas = atlas
         self.con = atlas.con
+        #: held around every statement on :attr:`con` (the atlas's one connection, shared by the server's request
+        #: and warm-up threads): two threads running the same SQL at once on one ``sqlite3.Connection`` step one
+        #: prepared statement together ("another row available", a 500 under 50 concurrent clients at 42k papers)
+        self.con_lock = threading.RLock()
         index = positions(atlas)
         rows = self._cursor().execute("SELECT rowid, paper_id FROM papers_fts").fetchall()
         rowids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
@@ -249,7 +253,8 @@ class Postings:
         if text:
             cur = self._cursor()
             if pause is None:
-                rows = cur.execute(self._sql, (quoted(text),)).fetchall()
+                with self.con_lock:
+                    rows = cur.execute(self._sql, (quoted(text),)).fetchall()
             else:
                 span = len(self.paper_of_rowid)
                 step = ROWID_RANGE
@@ -258,8 +263,9 @@ class Postings:
                     step = max(1, -(-span // parts))
                 for lo in range(0, span, step):
                     pause()
-                    rows += cur.execute(self._sql + " AND rowid >= ? AND rowid < ?",
-                                        (quoted(text), lo, lo + step)).fetchall()
+                    with self.con_lock:
+                        rows += cur.execute(self._sql + " AND rowid >= ? AND rowid < ?",
+                                            (quoted(text), lo, lo + step)).fetchall()
         if not rows:
             return Posting(np.zeros(0, np.int32), np.zeros(0, np.float64))
         docs = self.paper_of_rowid[np.fromiter((r[0] for r in rows), np.int64, len(rows))]
@@ -289,10 +295,12 @@ class Postings:
             The terms (FTS5 tokens: porter stems), empty without the ``fts5vocab`` module.
         """
         try:
-            self.con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.paperatlas_terms "
-                             "USING fts5vocab(main, papers_fts, row)")
-            return [(str(t), int(n)) for t, n in self.con.execute(
-                "SELECT term, doc FROM temp.paperatlas_terms WHERE doc >= ? ORDER BY doc DESC, term", (min_docs,))]
+            with self.con_lock:
+                self.con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.paperatlas_terms "
+                                 "USING fts5vocab(main, papers_fts, row)")
+                return [(str(t), int(n)) for t, n in self.con.execute(
+                    "SELECT term, doc FROM temp.paperatlas_terms WHERE doc >= ? ORDER BY doc DESC, term",
+                    (min_docs,)).fetchall()]
         except sqlite3.Error:  # an old SQLite without fts5vocab: nothing to warm
             return []
 

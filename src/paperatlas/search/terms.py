@@ -202,7 +202,9 @@ def start_together(atlas: Atlas, words: list[str], among: np.ndarray | None = No
             return _among(answers.put(key, _found(px, pending.result(), n)), n, among)
 
         return finish
-    found = _among(answers.put(key, _found(px, together.match_rowids(atlas.con, exprs), n)), n, among)
+    with px.con_lock:  # the atlas's connection is shared by the server's threads
+        rowids = together.match_rowids(atlas.con, exprs)
+    found = _among(answers.put(key, _found(px, rowids, n)), n, among)
     return lambda: found
 
 

@@ -21,12 +21,14 @@ atlas is 1-3 ms), so :func:`paperatlas.search.terms.docs_using_together` uses it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from itertools import chain, compress, count
 
 import numpy as np
@@ -91,13 +93,15 @@ WARM_PAPERS = 10_000
 WARM_CHUNK = 2000
 
 
-def fts_texts(con, rowids: np.ndarray, pause: Callable[[], None] | None = None) -> Iterator[tuple]:
+def fts_texts(con, rowids: np.ndarray, pause: Callable[[], None] | None = None,
+              lock: AbstractContextManager | None = None) -> Iterator[tuple]:
     """The stored text of FTS5 rows: ``(rowid, *COLUMNS)`` tuples, read :data:`READ_CHUNK` rows per statement.
 
     Args:
         con: a connection to the atlas (``sqlite3.Connection``).
         rowids: ``(n,)`` int, ``papers_fts`` rowids (rows come in the order SQLite reads them, per chunk).
         pause: called before each statement (a web app's warm-up waits there while requests are answered).
+        lock: held while each statement runs (:attr:`Postings.con_lock` for the atlas's shared connection).
 
     Yields:
         ``(rowid, title, ..., tldr)``: one tuple per row found, texts ``None`` where empty.
@@ -108,7 +112,9 @@ def fts_texts(con, rowids: np.ndarray, pause: Callable[[], None] | None = None) 
     for lo in range(0, len(rowids), READ_CHUNK):
         if pause is not None:
             pause()
-        yield from cur.execute(sql, (json.dumps(rowids[lo:lo + READ_CHUNK].tolist()),)).fetchall()
+        with lock or contextlib.nullcontext():
+            rows = cur.execute(sql, (json.dumps(rowids[lo:lo + READ_CHUNK].tolist()),)).fetchall()
+        yield from rows
 
 
 def warm_pieces(atlas: Atlas, pause: Callable[[], None] | None = None, n_papers: int = WARM_PAPERS) -> int:
@@ -134,7 +140,7 @@ def warm_pieces(atlas: Atlas, pause: Callable[[], None] | None = None, n_papers:
     rowids = np.sort(px.rowid_of_paper[px.rowid_of_paper >= 0])
     pick = rowids[:: max(1, len(rowids) // n_papers)][:n_papers]
     pieces: set[str] = set()
-    for _, *texts in fts_texts(px.con, pick, pause):
+    for _, *texts in fts_texts(px.con, pick, pause, px.con_lock):
         for text in texts:
             if text:
                 pieces.update(_PIECE.findall(text))
@@ -219,7 +225,7 @@ def using_together(atlas: Atlas, phrases: list[tuple[str, ...]], docs: np.ndarra
     tok = tokens_of(atlas)
     known = tok.learn(set())
     passed: list[int] = []
-    for rowid, *texts in fts_texts(px.con, rowids):
+    for rowid, *texts in fts_texts(px.con, rowids, lock=px.con_lock):
         spread: list[list[int]] = [[] for _ in phrases]
         salient = [False] * len(phrases)
         for col, text in enumerate(texts, start=1):

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from flask import Blueprint, Flask, render_template, url_for
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ..authors import atlas_authors
 from ..cite import out_links
@@ -28,7 +28,7 @@ from ..search import warm_up
 from ..store import Atlas
 from ..vocab import concept_key
 from . import browse_views, damaged, new_views, paper_views, reader_views, schedule_views, search_views, trends_views
-from .busy import fast_switching, request_gate
+from .busy import fast_switching, one_blas_thread, request_gate
 from .context import MAX_K, PAGE_SIZE, WebContext
 from .search_views import FacetFilters
 from .security import LOOPBACK_HOSTS, install
@@ -110,6 +110,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
 
     if preload_model:  # serving: the atlas lives as long as the process (tests make many apps: nothing frozen)
         gc.freeze()
+        one_blas_thread()  # request threads each multiply on one core rather than all fight for both
     threading.Thread(target=warm, name="paperatlas-warm-up", daemon=True).start()
 
     def map_args(compact: bool) -> dict:
@@ -122,6 +123,15 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
         for k in {concept_key(k) for k in p.keyphrases + p.given_keyphrases}:
             kp_count[k] = kp_count.get(k, 0) + 1
     topics_sorted = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
+    n_areas = sum(t.level == 0 for t in atlas.topics.values())
+    # the search form's topic menu, made once (320 options at 42k papers: ~3 ms a page in the template)
+    options = "".join(f'<option value="{t.id}">{"&nbsp;&nbsp;– " if sub else ""}{escape(t.label)} ({t.size})</option>'
+                      for a in atlas.areas() for sub, t in [(False, a), *((True, s) for s in atlas.subtopics(a.id))])
+
+    def topic_options(selected: str) -> Markup:
+        """The topic menu's ``<option>`` elements, the one whose value is ``selected`` (a topic id) selected."""
+        mark = f'<option value="{selected}">' if selected.isdecimal() else ""
+        return Markup(options.replace(mark, mark[:-1] + " selected>", 1) if mark else options)
 
     @app.template_filter("note_html")
     def note_html_filter(note: str) -> Markup:
@@ -138,6 +148,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
                 "area_color": lambda tid: topic_color(getattr(atlas.area_of(tid), "id", tid)),
                 "kp_count": lambda k: kp_count.get(concept_key(k), 0), "n_papers": len(atlas.papers),
                 "statuses": STATUSES, "favicon": Markup(FAVICON), "facets": ctx.facets_for,
+                "n_areas": n_areas, "topic_options": topic_options,
                 "out_links": out_links, "author_links": author_links,
                 "mine_of": lambda pid: reader_views.mine_of(ctx, pid)}
 

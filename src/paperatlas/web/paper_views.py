@@ -13,8 +13,29 @@ from ..limits import check_tldr
 from ..mapview import map_payload, plotly_js_path
 from ..model import STATUSES
 from ..search import AmbiguousPaper, find_paper, related
-from .context import WebContext
+from ..topics import by_status, nearest_topics
+from .context import PAGE_SIZE, WebContext
+from .search_views import page_window
 from .trends_views import topic_trend
+
+
+def topic_groups(atlas) -> tuple[dict[int, list], dict[int, list]]:
+    """``(topic id -> papers filed under it, topic id -> papers carrying it as a secondary topic)``, in one pass.
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        The two groupings as ``(position in atlas.papers, paper)`` pairs, in stored order.
+    """
+    own: dict[int, list] = {}
+    secondary: dict[int, list] = {}
+    for i, p in enumerate(atlas.papers):
+        if p.topic_id is not None:
+            own.setdefault(p.topic_id, []).append((i, p))
+        for s in p.secondary_topic_ids:
+            secondary.setdefault(s, []).append((i, p))
+    return own, secondary
 
 
 def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
@@ -78,19 +99,44 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
     def topics():
         return render_template("topics.html")
 
+    members_of: dict[int, tuple[list, list, dict[str, int]]] = {}  # topic id -> (members, also, count by status)
+
+    def topic_lists(tid: int) -> tuple[list, list, dict[str, int]]:
+        """A topic's papers, its "also relevant" papers and its papers' count by status.
+
+        The lists are :func:`paperatlas.topics.topic_members`'s, made from one pass over the atlas the first time
+        a topic page is asked for, then kept per topic (a topic's papers never change while the app runs): a
+        request's work is its page's, not the atlas's.
+        """
+        got = members_of.get(tid)
+        if got is not None:
+            return got
+        own, secondary = atlas.derived("papers by topic", lambda: topic_groups(atlas))
+        ids = {tid, *(t.id for t in atlas.topics.values() if t.parent_id == tid)}
+
+        def ordered(pairs) -> list:  # topic_members' order: status, title, then stored order
+            return [q for _, q in sorted(pairs, key=lambda iq: (by_status(iq[1]), iq[0]))]
+
+        members = ordered(iq for i in ids for iq in own.get(i, ()))
+        also = ordered(iq for iq in secondary.get(tid, ()) if iq[1].topic_id not in ids)
+        got = members_of[tid] = (members, also, {s: sum(q.status == s for q in members) for s in STATUSES})
+        return got
+
     @app.get("/topic/<int:tid>")
     def topic(tid: int):
-        from ..topics import nearest_topics, topic_members
-
+        """A topic: its sub-topics, nearest topics, trend, and its papers in pages of 50 (or all)."""
         t = atlas.topics.get(tid)
         if t is None:
             abort(404)
-        members, also = topic_members(atlas, tid)
-        return render_template("topic.html", t=t, members=members, also=also,
+        members, also, n_status = topic_lists(tid)
+        offset, size, page_links, show_all = page_window(ctx, len(members), "topic")
+        return render_template("topic.html", t=t, members=members[offset:offset + size], n_members=len(members),
+                               offset=offset, page_links=page_links, show_all=show_all,
+                               show_all_href=ctx.url_with("topic", show="all", page=None),
+                               also=also if show_all else also[:PAGE_SIZE] if offset == 0 else [], n_also=len(also),
                                area=atlas.topics.get(t.parent_id) if t.parent_id is not None else None,
                                subtopics=atlas.subtopics(tid), nearest=nearest_topics(atlas, tid, k=5),
-                               n_status={s: sum(p.status == s for p in members) for s in STATUSES},
-                               **(topic_trend(ctx, tid) or {}))
+                               n_status=n_status, **(topic_trend(ctx, tid) or {}))
 
     @app.get("/map")
     def map_page():
