@@ -28,8 +28,9 @@ from pathlib import Path, PurePosixPath
 from .. import __version__
 from ..files import OutputRefused, check_file_output
 
-#: Names of an atlas's companion files, from the atlas file's name (SQLite's journals, the build lock and resume).
-_COMPANIONS = ("{}", "{}-wal", "{}-shm", "{}-journal", "{}.lock", ".{}.resume")
+#: Names of an atlas's companion files, from the atlas file's name (SQLite's journals, the build and swap locks,
+#: resume).
+_COMPANIONS = ("{}", "{}-wal", "{}-shm", "{}-journal", "{}.lock", "{}.swap-lock", ".{}.resume")
 
 
 def marker_name(fmt: str) -> str:
@@ -45,7 +46,7 @@ def marker_name(fmt: str) -> str:
 
 
 def atlas_files(db: str | Path) -> list[Path]:
-    """The atlas file and its companions (``-wal``, ``-shm``, ``-journal``, ``.lock``, ``.NAME.resume``).
+    """The atlas file and its companions (SQLite's ``-wal``/``-shm``/``-journal``, the locks, ``.NAME.resume``).
 
     Args:
         db: The atlas file.
