@@ -180,6 +180,25 @@ def word_tokens(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
+#: A query word: letters and digits with at least one letter, inner hyphens and apostrophes kept. Unlike
+#: :data:`_WORD_RE` it may start with digits, as FTS5's unicode61 tokenizer indexes them (``16x16``, ``1x1``,
+#: ``3D``, ``2nd``); a bare number (``2021``) is not a word.
+_QUERY_WORD_RE = re.compile(r"[0-9]*[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
+
+
+def query_tokens(text: str) -> list[str]:
+    """The words of a search query, as the search index holds them.
+
+    Args:
+        text: A user's query.
+
+    Returns:
+        The words in original case: like :func:`word_tokens`, but a word may start with digits (``"16x16"``,
+        ``"1x1"``, ``"3D"``: :func:`word_tokens` gives ``"x16"``, ``"x1"``, ``"D"``); bare numbers are left out.
+    """
+    return _QUERY_WORD_RE.findall(text)
+
+
 def slugify(text: str, max_len: int = 60) -> str:
     """URL/anchor-safe slug: ``"Graph neural networks"`` → ``"graph-neural-networks"``.
 

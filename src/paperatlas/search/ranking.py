@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..store import Atlas
-from ..text import word_tokens
+from ..text import query_tokens
 from .neighbours import neighbour_index
 from .postings import BM25_WEIGHTS, bm25_scores, quoted
 
@@ -36,7 +36,7 @@ def fts_phrases(query: str) -> list[str]:
     Returns:
         E.g. ``["learning", "from", "noisy", "labels"]``; empty when the string has no word.
     """
-    toks = [t.lower() for t in word_tokens(query)]
+    toks = [t.lower() for t in query_tokens(query)]
     return list(dict.fromkeys(t for t in toks if t not in {"and", "or", "not", "near"}))
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..store import Atlas
-from ..text import word_tokens
+from ..text import query_tokens
 from ..vocab import STOP
 from . import together
 from .postings import Postings, postings, quoted, sorted_unique
@@ -77,7 +77,7 @@ def query_words(query: str) -> list[str]:
     Returns:
         The words in query order, e.g. ``"pruning at initialization"`` → ``["pruning", "initialization"]``.
     """
-    words = list(dict.fromkeys(t.lower() for t in word_tokens(query)
+    words = list(dict.fromkeys(t.lower() for t in query_tokens(query)
                                if t.lower() not in _OPERATORS and any(c.isalnum() for c in t)))
     content = [w for w in words if w not in STOP]
     return content or words
