@@ -30,10 +30,11 @@ import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from rapidfuzz import fuzz, process
 
 from .model import Paper
@@ -284,7 +285,8 @@ def _fold(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def affiliation_matcher(text: str) -> Callable[[Paper], bool]:
+def affiliation_matcher(text: str,
+                        institutions_of: Callable[[Paper], Sequence[str]] | None = None) -> Callable[[Paper], bool]:
     """A predicate: whether a paper is from the institution ``text`` names.
 
     A paper matches when one of its institutions is ``text``'s institution (``Google Brain``, ``google`` ->
@@ -294,6 +296,8 @@ def affiliation_matcher(text: str) -> Callable[[Paper], bool]:
 
     Args:
         text: An institution or part of an affiliation; blank matches every paper.
+        institutions_of: ``paper -> its normalised institutions`` (:func:`institutions`, the default, or a cache
+            of it).
 
     Returns:
         ``Paper -> bool``; a paper without affiliations never matches a non-blank ``text``.
@@ -304,8 +308,10 @@ def affiliation_matcher(text: str) -> Callable[[Paper], bool]:
     key = institution_key(normalise_institution(query) or query)
     words = re.compile(r"(?<!\w)" + re.escape(_fold(query)) + r"(?!\w)")
 
+    names_of = institutions_of or institutions
+
     def match(p: Paper) -> bool:
-        names = institutions(p)
+        names = names_of(p)
         if any(institution_key(n) == key for n in names):
             return True
         return any(words.search(_fold(x)) for x in (*names, *p.affiliations, *_raw_institutions(p)) if x)
@@ -463,13 +469,29 @@ def sort_papers(papers: Iterable[Paper], key: str) -> list[Paper]:
     if key == "relevance":
         return papers
 
-    def value(p: Paper) -> float | None:
+    def value(p: Paper) -> float:
         if key == "year":
-            return float(p.year) if p.year is not None else None
+            return float(p.year) if p.year is not None else math.nan
         f = facets_of(p)
         v = f.rating_mean if key == "rating" else f.citations
-        return float(v) if v is not None else None
+        return float(v) if v is not None else math.nan
 
-    keyed = [(value(p), i, p) for i, p in enumerate(papers)]
-    have = sorted((x for x in keyed if x[0] is not None), key=lambda x: (-x[0], x[1]))
-    return [p for _, _, p in have] + [p for v, _, p in keyed if v is None]
+    values = np.fromiter((value(p) for p in papers), np.float64, len(papers))
+    return [papers[i] for i in sort_order(values).tolist()]
+
+
+def sort_order(values: np.ndarray) -> np.ndarray:
+    """The order of a sort: highest value first, ties in their given order, NaN (no value) last.
+
+    The one ordering of every sort by a facet (:func:`sort_papers`, and the web app's sort on its table of cached
+    facets, :meth:`paperatlas.web.facet_table.FacetTable.order_by`).
+
+    Args:
+        values: ``(m,)`` float, each item's value, NaN when it has none.
+
+    Returns:
+        ``(m,)`` int64 indices into ``values``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    missing = np.isnan(values)
+    return np.lexsort((np.arange(len(values)), -np.where(missing, 0.0, values), missing))

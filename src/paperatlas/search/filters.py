@@ -1,4 +1,8 @@
-"""Search filters: status, venue, year, author, topic, keyphrase and the facets (rating, affiliation, code)."""
+"""Search filters: status, venue, year, author, topic, keyphrase and the facets (rating, affiliation, code, ...).
+
+The one implementation of search filtering: the CLI (``paperatlas search``) and the web app (``/``,
+``/api/search``) both build a :class:`Filters` and pass it to :func:`paperatlas.search.search_results`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..facets import affiliation_matcher, facets_of
+from ..facets import PaperFacets, affiliation_matcher, facets_of
 from ..model import Paper
 from ..store import Atlas
 from ..topics import resolve_topics
@@ -34,6 +38,14 @@ class Filters:
             affiliations, case- and accent-insensitive, ``stanford`` matches ``Stanford University``); papers
             without affiliations are left out.
         has_code: only papers with a code link (False: no filter).
+        institution: a normalised institution the paper must have (exact, case-insensitive; a facet value of
+            :attr:`paperatlas.facets.PaperFacets.institutions`).
+        decision: the decision the paper must have (exact).
+        min_citations: at least this many citations; papers without a count are left out.
+        min_confidence: mean reviewer confidence at least this; papers without confidences are left out.
+        max_spread: spread of the review ratings at most this; papers with fewer than 2 ratings are left out.
+        facets_for: ``paper -> PaperFacets`` the facet filters read (:func:`paperatlas.facets.facets_of`, or a
+            cache of it such as the web app's); not a filter, so neither compared nor shown.
     """
 
     status: list[str] = field(default_factory=list)
@@ -45,6 +57,12 @@ class Filters:
     min_rating: float | None = None
     affiliation: str = ""
     has_code: bool = False
+    institution: str = ""
+    decision: str = ""
+    min_citations: int | None = None
+    min_confidence: float | None = None
+    max_spread: float | None = None
+    facets_for: Callable[[Paper], PaperFacets] = field(default=facets_of, compare=False, repr=False)
 
     def any(self) -> bool:
         """Whether any filter is set.
@@ -69,16 +87,24 @@ class Filters:
         lo, hi = self.year
         topic_ids = resolve_topics(atlas, [self.topic]) if self.topic else None
         kp = keyphrase_keys(self.keyphrase, atlas.meta.get("acronyms") or {}) if self.keyphrase.strip() else set()
-        aff = affiliation_matcher(self.affiliation) if self.affiliation.strip() else None
+        facets_for = self.facets_for
+        aff = affiliation_matcher(self.affiliation, lambda p: facets_for(p).institutions) \
+            if self.affiliation.strip() else None
+        inst = self.institution.strip().lower()
+        facet_set = (self.has_code or inst or self.decision or self.min_rating is not None
+                     or self.min_citations is not None or self.min_confidence is not None
+                     or self.max_spread is not None)
+
+        def at_least(value: float | None, bound: float | None) -> bool:
+            return bound is None or (value is not None and value >= bound)
 
         def facets_ok(p: Paper) -> bool:
-            if self.has_code and not any(link.kind == "code" and link.url for link in p.links):
-                return False
-            if self.min_rating is not None:
-                mean = facets_of(p).rating_mean
-                if mean is None or mean < self.min_rating:
-                    return False
-            return aff is None or aff(p)
+            f = facets_for(p)
+            return (f.has_code or not self.has_code) and at_least(f.rating_mean, self.min_rating) \
+                and at_least(f.citations, self.min_citations) and at_least(f.confidence_mean, self.min_confidence) \
+                and (self.max_spread is None or (f.rating_spread is not None and f.rating_spread <= self.max_spread)) \
+                and (not self.decision or f.decision == self.decision) \
+                and (not inst or inst in (x.lower() for x in f.institutions))
 
         def ok(p: Paper) -> bool:
             if statuses and p.status.lower() not in statuses:
@@ -95,7 +121,9 @@ class Filters:
                 return False
             if kp and kp.isdisjoint(concept_key(k) for k in p.keyphrases + p.given_keyphrases):
                 return False
-            return facets_ok(p)
+            if facet_set and not facets_ok(p):
+                return False
+            return aff is None or aff(p)
 
         return ok
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..facets import PaperFacets
+from ..facets import PaperFacets, sort_order
 
 #: papers between a warm-up's pauses while the table is made
 PAUSE_EVERY = 5000
@@ -122,7 +122,7 @@ class FacetTable:
     def order_by(self, key: str, rows: np.ndarray) -> np.ndarray:
         """The order of ``rows`` by a sort key: highest first, ties in their given order, rows without a value last.
 
-        :func:`paperatlas.facets.sort_papers`'s order, on these columns.
+        :func:`paperatlas.facets.sort_order` (the order of :func:`paperatlas.facets.sort_papers`), on these columns.
 
         Args:
             key: ``"year"``, ``"rating"`` (mean review rating) or ``"citations"``.
@@ -134,9 +134,7 @@ class FacetTable:
         Raises:
             KeyError: for another key.
         """
-        col = {"year": self.year, "rating": self.rating_mean, "citations": self.citations}[key][rows]
-        missing = np.isnan(col)
-        return np.lexsort((np.arange(len(col)), -np.where(missing, 0.0, col), missing))
+        return sort_order({"year": self.year, "rating": self.rating_mean, "citations": self.citations}[key][rows])
 
     def count(self, rows: np.ndarray) -> FacetCounts:
         """The facets of the papers at ``rows``, counted.

@@ -10,11 +10,10 @@ import numpy as np
 from flask import Flask, abort, jsonify, render_template, request, url_for
 
 from ..cite import out_links
-from ..facets import CITATION_BUCKETS, RATING_BUCKETS, SORT_KEYS, PaperFacets, facets_of
+from ..facets import CITATION_BUCKETS, RATING_BUCKETS, SORT_KEYS
 from ..model import Paper
 from ..search import Filters, SearchResults, parse_years, search_results
 from ..search.hits import Hit, HitList
-from ..store import Atlas
 from .context import PAGE_SIZE, WebContext, pages
 from .facet_table import FacetCounts, FacetTable
 
@@ -36,74 +35,23 @@ CHIP_LABELS = {"institution": "institution: {}", "affiliation": "affiliation: {}
                "venue": "venue: {}", "year": "year: {}", "keyphrase": "keyphrase: {}", "topic": "topic: {}"}
 
 
-@dataclass
-class FacetFilters(Filters):
-    """:class:`paperatlas.search.Filters` plus the web app's facet filters, matched on cached facets.
+#: The search filters the web app builds from a request: the one implementation, :class:`paperatlas.search.Filters`
+#: (this name is kept for callers of the app's former subclass).
+FacetFilters = Filters
 
-    The facet filters of the base class (``min_rating``, ``affiliation``, ``has_code``) keep their meaning; the
-    values come from ``facets_for`` (the app's cache of :func:`paperatlas.facets.facets_of`, which costs ~0.1 ms a
-    paper) instead of being recomputed on every search.
 
-    Attributes:
-        institution: a normalised institution the paper must have (exact, case-insensitive; a facet value).
-        decision: the decision the paper must have (exact).
-        min_citations: at least this many citations; papers without a count are left out.
-        min_confidence: mean reviewer confidence at least this; papers without confidences are left out.
-        max_spread: spread of the review ratings at most this; papers with fewer than 2 ratings are left out.
-        facets_for: ``paper -> PaperFacets`` (defaults to :func:`paperatlas.facets.facets_of`).
+def current_filters(ctx: WebContext) -> Filters:
+    """The filters in the request's query string (a malformed year is ignored; a malformed number is a 400).
+
+    The same :class:`paperatlas.search.Filters` the CLI builds from its options, matched by the same code; only
+    its facets come from the app's cache (``facets_for``).
     """
-
-    institution: str = ""
-    decision: str = ""
-    min_citations: int | None = None
-    min_confidence: float | None = None
-    max_spread: float | None = None
-    facets_for: Callable[[Paper], PaperFacets] = facets_of
-
-    def any(self) -> bool:
-        """Whether any filter is set (``facets_for`` is not a filter).
-
-        Returns:
-            True when at least one filter differs from "any".
-        """
-        return self != FacetFilters(facets_for=self.facets_for)
-
-    def matcher(self, atlas: Atlas) -> Callable[[Paper], bool]:
-        """A predicate applying these filters (see :meth:`paperatlas.search.Filters.matcher`).
-
-        Args:
-            atlas: the atlas.
-
-        Returns:
-            ``paper -> bool``.
-        """
-        plain = Filters(status=self.status, venue=self.venue, year=self.year, author=self.author, topic=self.topic,
-                        keyphrase=self.keyphrase).matcher(atlas)
-        aff, inst = self.affiliation.strip().lower(), self.institution.strip().lower()
-
-        def at_least(value: float | None, bound: float | None) -> bool:
-            return bound is None or (value is not None and value >= bound)
-
-        def ok(p: Paper) -> bool:
-            f = self.facets_for(p) if plain(p) else None
-            return f is not None and (f.has_code or not self.has_code) and at_least(f.rating_mean, self.min_rating) \
-                and at_least(f.citations, self.min_citations) and at_least(f.confidence_mean, self.min_confidence) \
-                and (self.max_spread is None or (f.rating_spread is not None and f.rating_spread <= self.max_spread)) \
-                and (not self.decision or f.decision == self.decision) \
-                and (not inst or inst in (x.lower() for x in f.institutions)) \
-                and (not aff or any(aff in x.lower() for x in (*f.institutions, *p.affiliations)))
-
-        return ok
-
-
-def current_filters(ctx: WebContext) -> FacetFilters:
-    """The filters in the request's query string (a malformed year is ignored; a malformed number is a 400)."""
     try:
         years = parse_years(request.args.get("year", ""))
     except ValueError:
         years = (None, None)
     a = request.args
-    return FacetFilters(status=[s for s in a.getlist("status") if s.strip()], venue=a.get("venue", ""), year=years,
+    return Filters(status=[s for s in a.getlist("status") if s.strip()], venue=a.get("venue", ""), year=years,
                         author=a.get("author", ""), topic=a.get("topic", ""), keyphrase=a.get("keyphrase", ""),
                         min_rating=ctx.number_arg("min_rating"), affiliation=a.get("affiliation", ""),
                         has_code=a.get("has_code", "").strip().lower() in ("1", "true", "yes", "on"),
@@ -142,7 +90,7 @@ class SearchPage:
     """
 
     q: str
-    flt: FacetFilters
+    flt: Filters
     res: SearchResults
     mode: str
     searched: bool
@@ -188,7 +136,7 @@ def facet_counts(ctx: WebContext, res: SearchResults) -> FacetCounts:
     return FacetTable(ctx.facets_for(h.paper) for h in res.hits).count(np.arange(res.total))
 
 
-def facet_panel(ctx: WebContext, counts: FacetCounts, flt: FacetFilters, links: bool = True) -> list[dict]:
+def facet_panel(ctx: WebContext, counts: FacetCounts, flt: Filters, links: bool = True) -> list[dict]:
     """The facets of the current results (``counts``: :func:`facet_counts`), as the sidebar lists them.
 
     A value's count is the number of results that clicking it lists; a paper without the facet (no review
@@ -245,7 +193,7 @@ def facet_panel(ctx: WebContext, counts: FacetCounts, flt: FacetFilters, links: 
             top=TOP_INSTITUTIONS)
     return sections
 
-def active_filters(ctx: WebContext, flt: FacetFilters) -> list[dict]:
+def active_filters(ctx: WebContext, flt: Filters) -> list[dict]:
     """The filters set in the URL as removable chips: ``[{"label", "href"}]``."""
     chips = [{"label": f"status: {s}", "href": ctx.url_with(status=[x for x in flt.status if x != s])}
              for s in flt.status]
