@@ -14,6 +14,11 @@ A search returns three tiers, in this order:
    Rocchio 1971, so ``lottery ticket`` also finds "Pruning Neural Networks at Initialization", which never says
    "lottery"). Ordered by the sum of the two cosines.
 
+A word no paper uses is named in a message and the keyword tiers search the other words alone
+(``t-SNE visualization``: ``No paper mentions “t-SNE”; 69 mention “visualization”``), when they are at least as many
+and the papers using them all are at most :data:`FALLBACK_MAX_SHARE` of the atlas; the meaning tier still embeds
+the whole query.
+
 Nothing else: a query no paper is about returns no hits and a message saying so, and a filter that removes every
 keyword match says that too, instead of filling the page with unrelated papers.
 
@@ -33,6 +38,7 @@ import numpy as np
 from ..facets import SORT_KEYS, sort_papers
 from ..model import Paper
 from ..store import Atlas
+from ..text import query_tokens
 from ..topics import resolve_topics
 from . import meaning as _meaning
 from .filters import Filters
@@ -60,6 +66,9 @@ NEIGHBOUR_MIN_COSINE = 0.55
 N_FEEDBACK = 3
 #: a partial keyword match is kept only from this query-paper cosine (or close to the keyword matches)
 PARTIAL_MIN_COSINE = 0.35
+#: a query's words that some paper uses are searched without the words no paper uses only when the papers using
+#: all of them are at most this share of the atlas (a common word alone says little of what was asked)
+FALLBACK_MAX_SHARE = 0.25
 #: :func:`warm_up` tokenizes a sample's text pieces from this many papers (where the together check reads the text
 #: of hundreds of candidates; below, FTS5 answers over the whole table in a few ms)
 WARM_PIECES_MIN_PAPERS = 100_000
@@ -81,7 +90,9 @@ class SearchResults:
         corrected: the query as searched when a typo was corrected (``"lottery ticket"`` for ``"lotery tiket"``),
             else None.
         message: one line to show above the hits when no paper uses the query's words (or the filters removed
-            those that do), e.g. ``No paper mentions “grokking”; nearest by meaning:``; empty otherwise.
+            those that do), e.g. ``No paper mentions “grokking”; nearest by meaning:``, or when a word is in no
+            paper and the others' papers are shown (``No paper mentions “t-SNE”; 69 mention “visualization”``);
+            empty otherwise.
         unfiltered: how many papers use the query's words without the filters (equals ``n_keyword`` when no
             filter is set).
     """
@@ -310,11 +321,22 @@ def _quote(s: str) -> str:
     return f"“{s}”"
 
 
-def _message(terms: list[Term], searched: str, res: SearchResults, filtered: bool, semantic: bool) -> str:
-    """The line shown when no paper that passes the filters uses the query's words (empty otherwise)."""
+def _message(terms: list[Term], query: str, searched: str, res: SearchResults, filtered: bool,
+             semantic: bool) -> str:
+    """The line shown above the hits when a word of the query is in no paper, or no shown paper uses the words.
+
+    A word no paper uses is named as typed (``No paper mentions “t-SNE”; 69 mention “visualization”``) when the
+    other words' papers are shown; when no paper that passes the filters uses the words the line says so (and
+    whether any is close in meaning). Empty when every word is in some paper and some hit uses them.
+    """
+    missing = [_as_typed(query, t.typed) for t in terms if not len(t.docs)]
     if res.n_keyword:
-        return ""
-    missing = [t.word for t in terms if not len(t.docs)]
+        if not missing:
+            return ""
+        used = [t.word for t in terms if len(t.docs)]
+        k, m = res.n_keyword, res.n_meaning
+        return (f"No paper mentions {_quote(' '.join(missing))}; {k} mention{'s' if k == 1 else ''} "
+                f"{_quote(' '.join(used))}" + (f"; {m} more close in meaning" if m else ""))
     if filtered and res.unfiltered:
         n = res.unfiltered
         head = (f"No paper matching the filters mentions {_quote(searched)} ({n} paper{'s' if n != 1 else ''} "
@@ -324,6 +346,11 @@ def _message(terms: list[Term], searched: str, res: SearchResults, filtered: boo
     if res.n_meaning:
         return head + "; nearest by meaning:"
     return head + (", and none is close in meaning." if semantic else ".")
+
+
+def _as_typed(query: str, word: str) -> str:
+    """``word`` (lower case) as ``query`` spells it (``t-SNE`` for ``t-sne``); ``word`` when not found."""
+    return next((t for t in query_tokens(query) if t.lower() == word), word)
 
 
 def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mode: str = "hybrid",
@@ -370,6 +397,23 @@ def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mod
     return res
 
 
+def _searched_terms(terms: list[Term], n_papers: int) -> list[Term]:
+    """The terms the keyword tiers search: without the words no paper uses, when the others can stand alone.
+
+    The others stand alone when they are at least as many as the missing words and the papers using all of them
+    are at most :data:`FALLBACK_MAX_SHARE` of the atlas: ``t-SNE visualization`` searches ``visualization``
+    (69 of ICLR 2021's 860 papers), but ``banana bread recipe`` does not search ``recipe`` alone, nor ``federated
+    learning`` ``learning`` (in most papers). Otherwise every term (so no paper uses them all).
+    """
+    used = [t for t in terms if len(t.docs)]
+    if not used or len(used) == len(terms) or 2 * len(used) < len(terms):
+        return terms
+    common = used[0].docs
+    for t in used[1:]:
+        common = np.intersect1d(common, t.docs, assume_unique=True)
+    return used if len(common) <= FALLBACK_MAX_SHARE * n_papers else terms
+
+
 def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper], bool] | None, mode: str,
                    embed_query: Callable[[str], np.ndarray] | None) -> SearchResults:
     """The tiers of a non-empty query (``ok``: the filters' predicate, None when no filter is set)."""
@@ -377,14 +421,15 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     terms = query_terms(atlas, query)
     corrected = corrected_query(query, terms)
     searched = corrected or query
+    used = _searched_terms(terms, n)
     semantic = mode != "bm25" and embed_query is not None and atlas.vectors.size > 0
     # the query model first, on both cores; then FTS5 may answer in a worker thread while cosines and BM25 are made
     qv = np.asarray(embed_query(searched), dtype=np.float32) if semantic else None
-    cov = coverage(terms, n)
+    cov = coverage(used, n)
     cover_any = cov >= PARTIAL_MIN
     full_mask = cover_any & (cov >= 1.0 - 1e-9)
-    pending = start_together(atlas, [t.word for t in terms], np.flatnonzero(full_mask)) \
-        if terms and all(len(t.docs) for t in terms) and full_mask.any() else None
+    pending = start_together(atlas, [t.word for t in used], np.flatnonzero(full_mask)) \
+        if used and all(len(t.docs) for t in used) and full_mask.any() else None
     ix = _rows(atlas)
     # from MEANING_ANN_MIN_ROWS papers on: cosines only where a tier reads them, the meaning tier from the graph
     index = _meaning.graph(atlas) if qv is not None and mode == "hybrid" else None
@@ -413,7 +458,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
             hits, _ = _meaning_tier(atlas, sims, np.zeros_like(sims), None, ok)
             kind = np.where(np.isin(hits.docs, full), MATCH_KINDS.index("keyword"), MATCH_KINDS.index("meaning"))
             res.hits = HitList(atlas.papers, hits.docs, hits.score, match=kind)
-        res.message = _message(terms, searched, res, flt.any(), semantic)
+        res.message = _message(terms, query, searched, res, flt.any(), semantic)
         return res
     res.hits = _keyword_tier(atlas, bm25, full, sims, "keyword")
     partial = _passing(atlas, np.flatnonzero(cover_any & ~full_mask), ok)
@@ -445,7 +490,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
                 atlas.vectors, index, qv, centre, (MEANING_MIN_COSINE, NEIGHBOUR_MIN_COSINE),
                 lambda s, nr, rows: _meaning_tier(atlas, s, nr, skip, ok, POOL, rows), int(skip.sum()))
         res.hits += meaning
-    res.message = _message(terms, searched, res, flt.any(), semantic)
+    res.message = _message(terms, query, searched, res, flt.any(), semantic)
     return res
 
 
