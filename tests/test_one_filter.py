@@ -119,3 +119,16 @@ def test_the_web_passes_one_filters_object_to_the_engine(atlas_db):
     web = client.get("/api/search", query_string={"institution": "mit", "k": 1000}).get_json()
     assert [r["id"] for r in web["results"]] == [
         h.paper.id for h in search_results(atlas, "", filters=Filters(institution="mit")).hits]
+
+
+def test_one_reciprocal_rank_fusion():
+    """``rrf`` (lists of ids) is :func:`rrf_scores` (rank arrays, the engine's form): one formula, Σ 1 / (60 + rank)."""
+    import numpy as np
+
+    from paperatlas.search.ranking import rrf, rrf_scores
+
+    fused = rrf([["a", "b", "c"], ["b", "a", "d"]])
+    assert fused == {"a": 1 / 61 + 1 / 62, "b": 1 / 62 + 1 / 61, "c": 1 / 63, "d": 1 / 63}
+    scores = rrf_scores([np.array([1, 2, 3, 0]), np.array([2, 1, 0, 3])])
+    assert scores.tolist() == [fused["a"], fused["b"], fused["c"], fused["d"]]
+    assert rrf_scores([np.array([0, 0])]).tolist() == [0.0, 0.0] and rrf([]) == {}

@@ -19,7 +19,7 @@ from .neighbours import neighbour_index
 from .postings import BM25_WEIGHTS, bm25_scores, quoted
 
 __all__ = ["BM25_WEIGHTS", "POOL", "RRF_K", "bm25_order", "bm25_ranking", "fts_phrases", "fts_query", "rrf",
-           "semantic_ranking"]
+           "rrf_scores", "semantic_ranking"]
 
 RRF_K = 60
 POOL = 200
@@ -105,7 +105,7 @@ def semantic_ranking(atlas: Atlas, query_vec: np.ndarray, limit: int = POOL) -> 
 
 
 def rrf(rankings: list[list[str]], k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal rank fusion (Cormack, Clarke & Büttcher 2009).
+    """Reciprocal rank fusion (Cormack, Clarke & Büttcher 2009) of lists of ids (:func:`rrf_scores`).
 
     Args:
         rankings: lists of ids, best first.
@@ -114,10 +114,38 @@ def rrf(rankings: list[list[str]], k: int = RRF_K) -> dict[str, float]:
     Returns:
         ``id -> Σ 1 / (k + rank)`` over the given rankings (rank is 1-based).
     """
-    out: dict[str, float] = {}
+    index: dict[str, int] = {}
     for ranking in rankings:
-        for r, pid in enumerate(ranking, start=1):
-            out[pid] = out.get(pid, 0.0) + 1.0 / (k + r)
-    return out
+        for pid in ranking:
+            index.setdefault(pid, len(index))
+    ranks = []
+    for ranking in rankings:
+        r = np.zeros(len(index), dtype=np.int64)
+        for i, pid in enumerate(ranking, start=1):
+            if not r[index[pid]]:  # an id listed twice in one ranking counts once, at its best rank
+                r[index[pid]] = i
+        ranks.append(r)
+    fused = rrf_scores(ranks, k)
+    return {pid: float(fused[i]) for pid, i in index.items()}
+
+
+def rrf_scores(ranks: list[np.ndarray], k: int = RRF_K) -> np.ndarray:
+    """Reciprocal rank fusion of rankings given as each item's rank: the one RRF of the search.
+
+    Args:
+        ranks: one ``(n,)`` int array per ranking, each item's 1-based rank in it, 0 where it is not ranked.
+        k: the RRF constant (default :data:`RRF_K` = 60).
+
+    Returns:
+        ``(n,)`` float64, each item's ``Σ 1 / (k + rank)`` over the rankings that rank it (summed in the order
+        given), 0.0 for an item none ranks.
+    """
+    n = len(ranks[0]) if ranks else 0
+    fused = np.zeros(n, dtype=np.float64)
+    for r in ranks:
+        r = np.asarray(r)
+        at = np.flatnonzero(r > 0)
+        fused[at] += 1.0 / (k + r[at])
+    return fused
 
 
