@@ -44,7 +44,7 @@ from . import meaning as _meaning
 from .filters import Filters
 from .hits import MATCH_KINDS, Hit, HitList
 from .postings import bm25_scores, positions, postings, warm
-from .ranking import POOL, RRF_K, fts_phrases
+from .ranking import POOL, fts_phrases, rrf_scores
 from .terms import (
     Term,
     candidates_by_letter,
@@ -247,18 +247,16 @@ def _keyword_tier(atlas: Atlas, bm25: tuple[np.ndarray, np.ndarray], cover: np.n
     ix = _rows(atlas)
     scores, matched = bm25
     bm = _bm25_list(scores, matched, cover, max(POOL * 5, len(cover)))
-    fused = np.zeros(len(cover), dtype=np.float64)
     brank = np.zeros(len(cover), dtype=np.int64)
     srank = np.zeros(len(cover), dtype=np.int64)
     pos = np.searchsorted(cover, bm)  # cover is sorted: a paper's place in it
     brank[pos] = np.arange(1, len(bm) + 1)
-    fused[pos] += 1.0 / (RRF_K + brank[pos])
     if sims is not None:
         rows = ix.row_of[cover]
         have = np.flatnonzero(rows >= 0)
         pos = have[np.lexsort((ix.id_rank[cover[have]], -sims[rows[have]]))]
         srank[pos] = np.arange(1, len(pos) + 1)
-        fused[pos] += 1.0 / (RRF_K + srank[pos])
+    fused = rrf_scores([brank, srank])
     order = np.lexsort((ix.id_rank[cover], -fused))
     return HitList(atlas.papers, cover[order], fused[order], brank[order], srank[order], label)
 
