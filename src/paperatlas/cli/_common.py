@@ -153,7 +153,8 @@ def parse_filters(status, venue, year, author, topic, keyphrase, min_rating=None
         topic: Topic id or label substring, or ``None``.
         keyphrase: A keyphrase, or ``None``.
         min_rating: The lowest mean review rating, or ``None``.
-        affiliation: An institution or affiliation substring, or ``None``.
+        affiliation: An institution, or whole words of an affiliation
+            (:func:`paperatlas.facets.affiliation_matcher`), or ``None``.
         has_code: Only papers with a code link.
 
     Returns:
