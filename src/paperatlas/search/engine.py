@@ -16,8 +16,8 @@ A search returns three tiers, in this order:
 
 A word no paper uses is named in a message and the keyword tiers search the other words alone
 (``t-SNE visualization``: ``No paper mentions “t-SNE”; 69 mention “visualization”``), when they are at least as many
-and the papers using them all are at most :data:`FALLBACK_MAX_SHARE` of the atlas; the meaning tier still embeds
-the whole query.
+and the papers using them all are at most :data:`.terms.FALLBACK_MAX_SHARE` of the atlas
+(:func:`.terms.searched_terms`); the meaning tier still embeds the whole query.
 
 Nothing else: a query no paper is about returns no hits and a message saying so, and a filter that removes every
 keyword match says that too, instead of filling the page with unrelated papers.
@@ -38,7 +38,6 @@ import numpy as np
 from ..facets import SORT_KEYS, sort_papers
 from ..model import Paper
 from ..store import Atlas
-from ..text import query_tokens
 from ..topics import resolve_topics
 from . import meaning as _meaning
 from .filters import Filters
@@ -47,10 +46,12 @@ from .postings import bm25_scores, positions, postings, warm
 from .ranking import POOL, fts_phrases, rrf_scores
 from .terms import (
     Term,
+    as_typed,
     candidates_by_letter,
     corrected_query,
     coverage,
     query_terms,
+    searched_terms,
     spelling_vocabulary,
     start_together,
 )
@@ -66,9 +67,6 @@ NEIGHBOUR_MIN_COSINE = 0.55
 N_FEEDBACK = 3
 #: a partial keyword match is kept only from this query-paper cosine (or close to the keyword matches)
 PARTIAL_MIN_COSINE = 0.35
-#: a query's words that some paper uses are searched without the words no paper uses only when the papers using
-#: all of them are at most this share of the atlas (a common word alone says little of what was asked)
-FALLBACK_MAX_SHARE = 0.25
 #: :func:`warm_up` tokenizes a sample's text pieces from this many papers (where the together check reads the text
 #: of hundreds of candidates; below, FTS5 answers over the whole table in a few ms)
 WARM_PIECES_MIN_PAPERS = 100_000
@@ -327,7 +325,7 @@ def _message(terms: list[Term], query: str, searched: str, res: SearchResults, f
     other words' papers are shown; when no paper that passes the filters uses the words the line says so (and
     whether any is close in meaning). Empty when every word is in some paper and some hit uses them.
     """
-    missing = [_as_typed(query, t.typed) for t in terms if not len(t.docs)]
+    missing = [as_typed(query, t.typed) for t in terms if not len(t.docs)]
     if res.n_keyword:
         if not missing:
             return ""
@@ -344,11 +342,6 @@ def _message(terms: list[Term], query: str, searched: str, res: SearchResults, f
     if res.n_meaning:
         return head + "; nearest by meaning:"
     return head + (", and none is close in meaning." if semantic else ".")
-
-
-def _as_typed(query: str, word: str) -> str:
-    """``word`` (lower case) as ``query`` spells it (``t-SNE`` for ``t-sne``); ``word`` when not found."""
-    return next((t for t in query_tokens(query) if t.lower() == word), word)
 
 
 def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mode: str = "hybrid",
@@ -395,23 +388,6 @@ def search_results(atlas: Atlas, query: str, filters: Filters | None = None, mod
     return res
 
 
-def _searched_terms(terms: list[Term], n_papers: int) -> list[Term]:
-    """The terms the keyword tiers search: without the words no paper uses, when the others can stand alone.
-
-    The others stand alone when they are at least as many as the missing words and the papers using all of them
-    are at most :data:`FALLBACK_MAX_SHARE` of the atlas: ``t-SNE visualization`` searches ``visualization``
-    (69 of ICLR 2021's 860 papers), but ``banana bread recipe`` does not search ``recipe`` alone, nor ``federated
-    learning`` ``learning`` (in most papers). Otherwise every term (so no paper uses them all).
-    """
-    used = [t for t in terms if len(t.docs)]
-    if not used or len(used) == len(terms) or 2 * len(used) < len(terms):
-        return terms
-    common = used[0].docs
-    for t in used[1:]:
-        common = np.intersect1d(common, t.docs, assume_unique=True)
-    return used if len(common) <= FALLBACK_MAX_SHARE * n_papers else terms
-
-
 def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper], bool] | None, mode: str,
                    embed_query: Callable[[str], np.ndarray] | None) -> SearchResults:
     """The tiers of a non-empty query (``ok``: the filters' predicate, None when no filter is set)."""
@@ -419,7 +395,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     terms = query_terms(atlas, query)
     corrected = corrected_query(query, terms)
     searched = corrected or query
-    used = _searched_terms(terms, n)
+    used = searched_terms(terms, n)
     semantic = mode != "bm25" and embed_query is not None and atlas.vectors.size > 0
     # the query model first, on both cores; then FTS5 may answer in a worker thread while cosines and BM25 are made
     qv = np.asarray(embed_query(searched), dtype=np.float32) if semantic else None

@@ -31,6 +31,9 @@ from .postings import Postings, postings, quoted, sorted_unique
 #: FTS5 operators, never searched as words
 _OPERATORS = {"and", "or", "not", "near"}
 PAUSE_EVERY = 50  # papers between a warm-up's pauses (~2 ms of work: a request never waits longer for the GIL)
+#: a query's words that some paper uses are searched without the words no paper uses only when the papers using
+#: all of them are at most this share of the atlas (a common word alone says little of what was asked)
+FALLBACK_MAX_SHARE = 0.25
 #: typos are corrected only in words at least this long (shorter ones have too many neighbours)
 MIN_TYPO_LEN = 4
 
@@ -420,3 +423,40 @@ def coverage(terms: list[Term], n_papers: int) -> np.ndarray:
     for t in terms:
         out[t.docs] += t.idf / total
     return np.minimum(out, 1.0)
+
+
+def as_typed(query: str, word: str) -> str:
+    """A query word as the user typed it.
+
+    Args:
+        query: the query as typed.
+        word: one of its words, lower case (a :class:`Term`'s ``typed``).
+
+    Returns:
+        ``word`` as ``query`` spells it (``t-SNE`` for ``t-sne``); ``word`` itself when not found.
+    """
+    return next((t for t in query_tokens(query) if t.lower() == word), word)
+
+
+def searched_terms(terms: list[Term], n_papers: int) -> list[Term]:
+    """The terms the keyword tiers search: without the words no paper uses, when the others can stand alone.
+
+    The others stand alone when they are at least as many as the missing words and the papers using all of them
+    are at most :data:`FALLBACK_MAX_SHARE` of the atlas: ``t-SNE visualization`` searches ``visualization``
+    (69 of ICLR 2021's 860 papers), but ``banana bread recipe`` does not search ``recipe`` alone, nor ``federated
+    learning`` ``learning`` (in most papers).
+
+    Args:
+        terms: the query's terms (:func:`query_terms`).
+        n_papers: ``len(atlas.papers)``.
+
+    Returns:
+        The terms some paper uses, or ``terms`` itself (so no paper uses them all).
+    """
+    used = [t for t in terms if len(t.docs)]
+    if not used or len(used) == len(terms) or 2 * len(used) < len(terms):
+        return terms
+    common = used[0].docs
+    for t in used[1:]:
+        common = np.intersect1d(common, t.docs, assume_unique=True)
+    return used if len(common) <= FALLBACK_MAX_SHARE * n_papers else terms
