@@ -106,7 +106,9 @@ def test_a_short_technical_query_with_no_keyword_match_gets_marked_meaning_hits(
 
 
 @pytest.mark.parametrize("query, named", [
-    ("grokking", "grokking"), ("banana bread recipe", "banana bread"), ("federated learning", "federated")])
+    ("grokking", "grokking"), ("banana bread recipe", "banana bread"), ("federated learning", "federated"),
+    # the other word is in 9 abstracts, none about earthquakes: the papers that only say it are not shown
+    ("earthquake prediction", "earthquake")])
 def test_a_query_nothing_is_about_still_says_so(sample, embed, query, named):
     res = search_results(sample, query, embed_query=embed)
     assert res.hits == [] and res.total == 0

@@ -15,9 +15,10 @@ A search returns three tiers, in this order:
    "lottery"). Ordered by the sum of the two cosines.
 
 A word no paper uses is named in a message and the keyword tiers search the other words alone
-(``t-SNE visualization``: ``No paper mentions “t-SNE”; 69 mention “visualization”``), when they are at least as many
-and the papers using them all are at most :data:`.terms.FALLBACK_MAX_SHARE` of the atlas
-(:func:`.terms.searched_terms`); the meaning tier still embeds the whole query.
+(``1x1 convolution``: ``No paper mentions “1x1”; 11 mention “convolution”``), when they are at least as many, the
+papers using them all are at most :data:`.terms.FALLBACK_MAX_SHARE` of the atlas (:func:`.terms.searched_terms`) and,
+with embeddings, a paper shown is as close in meaning as a partial match must be (``earthquake prediction`` lists no
+paper that only says "prediction"); the meaning tier still embeds the whole query.
 
 Nothing else: a query no paper is about returns no hits and a message saying so, and a filter that removes every
 keyword match says that too, instead of filling the page with unrelated papers.
@@ -425,6 +426,9 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     else:
         full_mask[:] = False
     full_all = np.flatnonzero(full_mask)
+    if used is not terms and sims is not None:  # the other words alone: only papers plausible in meaning too
+        rows = ix.row_of[full_all]
+        full_all = full_all[np.where(rows >= 0, sims[rows], -1.0) >= PARTIAL_MIN_COSINE]
     full = _passing(atlas, full_all, ok)
     res = SearchResults(query, corrected=corrected, unfiltered=len(full_all))
     if mode == "semantic":
