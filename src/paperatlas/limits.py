@@ -152,10 +152,14 @@ def check_list_count(n: int, paper: str | None = None) -> int:
     Raises:
         LimitExceeded: ``n`` is over the limit.
     """
-    if n > MAX_LISTS_PER_PAPER:
-        raise LimitExceeded(f"{'paper ' + paper if paper else 'the paper'} would be on more than "
-                            f"{MAX_LISTS_PER_PAPER:,} lists ({n:,}); the limit is {MAX_LISTS_PER_PAPER:,}", "lists",
-                            MAX_LISTS_PER_PAPER)
+    return _check_count(n, MAX_LISTS_PER_PAPER, "lists", "would be on", paper)
+
+
+def _check_count(n: int, limit: int, what: str, verb: str, paper: str | None) -> int:
+    """``n``, or :class:`LimitExceeded` (``paper X <verb> more than <limit> <what> (n); the limit is <limit>``)."""
+    if n > limit:
+        raise LimitExceeded(f"{'paper ' + paper if paper else 'the paper'} {verb} more than {limit:,} {what} "
+                            f"({n:,}); the limit is {limit:,}", what, limit)
     return n
 
 
@@ -172,12 +176,7 @@ def check_tldr(tldr: str, paper: str | None = None) -> str:
     Raises:
         LimitExceeded: The TL;DR is not a text, or is too long.
     """
-    if not isinstance(tldr, str):
-        raise LimitExceeded(f"{_subject('TL;DR', paper)} is {_short(tldr)}, not a text", "TL;DR", MAX_TLDR_CHARS)
-    if len(tldr) > MAX_TLDR_CHARS:
-        raise LimitExceeded(f"{_subject('TL;DR', paper)} is longer than {MAX_TLDR_CHARS:,} characters ({len(tldr):,}); "
-                            f"the limit is {MAX_TLDR_CHARS:,}", "TL;DR", MAX_TLDR_CHARS)
-    return tldr
+    return check_text(tldr, "TL;DR", MAX_TLDR_CHARS, paper)
 
 
 def check_keyphrase(keyphrase: str, paper: str | None = None) -> str:
@@ -216,10 +215,7 @@ def check_keyphrase_count(n: int, paper: str | None = None) -> int:
     Raises:
         LimitExceeded: ``n`` is over the limit.
     """
-    if n > MAX_KEYPHRASES:
-        raise LimitExceeded(f"{'paper ' + paper if paper else 'the paper'} is given more than {MAX_KEYPHRASES:,} "
-                            f"keyphrases ({n:,}); the limit is {MAX_KEYPHRASES:,}", "keyphrases", MAX_KEYPHRASES)
-    return n
+    return _check_count(n, MAX_KEYPHRASES, "keyphrases", "is given", paper)
 
 
 def check_keyphrases(keyphrases: list[str], paper: str | None = None) -> list[str]:
