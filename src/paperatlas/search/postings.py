@@ -13,14 +13,14 @@ alone. So the ``bm25()`` of an ``OR`` of phrases is the sum, in phrase order, of
 :func:`bm25_scores` adds the kept arrays and gets the very floats SQLite computes (same operations, same order).
 
 Postings are keyed by the phrase's FTS5 tokens (``networks`` and ``network`` share ``("network",)``), found with
-the table's own tokenizer on an in-memory FTS5 table. :func:`warm` fetches the stems found in many papers ahead
-of the first query (the web app runs it in a background thread); what is not warm is fetched on first use
-(~1.5 µs a paper it contains: ``the``, in 42k papers, ~60 ms).
+the table's own tokenizer on an in-memory FTS5 table. The statements, the columns and their ``bm25()`` weights are
+the store's (:mod:`paperatlas.store.fts`); this module keeps their answers as arrays. :func:`warm` fetches the
+stems found in many papers ahead of the first query (the web app runs it in a background thread); what is not
+warm is fetched on first use (~1.5 µs a paper it contains: ``the``, in 42k papers, ~60 ms).
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..store import Atlas
+from ..store import Atlas, fts
+from ..store.fts import BM25_WEIGHTS as BM25_WEIGHTS  # the column weights, kept with the FTS5 table in the store
+from ..store.fts import quote as quoted  # noqa: F401 (search's name for it)
 
-#: FTS5 ``bm25()`` column weights: paper_id (unindexed) 0, title 10, authors 4, abstract 1, keyphrases 5, TL;DR 2
-BM25_WEIGHTS = (10.0, 4.0, 1.0, 5.0, 2.0)
 #: fewest (paper, phrase) pairs an atlas may keep (12 bytes each: ~96 MB); the least recently used phrases go first
 BUDGET = 8_000_000
 #: ... and from :data:`BUDGET` / this many papers on, this many pairs per paper (1.5 KB a paper at 12 bytes a
@@ -85,18 +85,6 @@ class Posting:
         return self.bm25 if self.dense is None else self.dense[self.docs]
 
 
-def quoted(text: str) -> str:
-    """``text`` as one FTS5 string (a phrase; double quotes doubled): never read as query syntax.
-
-    Args:
-        text: any string.
-
-    Returns:
-        E.g. ``'"self-supervised"'``.
-    """
-    return '"' + text.replace('"', '""') + '"'
-
-
 class Postings:
     """The phrase postings of one atlas (see the module docstring); thread-safe.
 
@@ -114,7 +102,7 @@ class Postings:
         #: prepared statement together ("another row available", a 500 under 50 concurrent clients at 42k papers)
         self.con_lock = threading.RLock()
         index = positions(atlas)
-        rows = self._cursor().execute("SELECT rowid, paper_id FROM papers_fts").fetchall()
+        rows = fts.rowid_paper_ids(self._cursor())
         rowids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
         #: FTS5 rowid -> index into atlas.papers (-1: no such paper)
         self.paper_of_rowid = np.full(int(rowids.max(initial=0)) + 1, -1, dtype=np.int32)
@@ -123,8 +111,6 @@ class Postings:
         self.rowid_of_paper = np.full(len(atlas.papers), -1, dtype=np.int64)
         mapped = self.paper_of_rowid[rowids] >= 0
         self.rowid_of_paper[self.paper_of_rowid[rowids[mapped]]] = rowids[mapped]
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        self._sql = f"SELECT rowid, bm25(papers_fts, 0, {weights}) FROM papers_fts WHERE papers_fts MATCH ?"
         self._cache: OrderedDict[tuple[str, ...], Posting] = OrderedDict()
         self._size = 0
         #: most (paper, phrase) pairs kept: :func:`budget` of the atlas's size
@@ -145,17 +131,7 @@ class Postings:
 
         It has its own connection: the atlas's stays read-only and out of any transaction.
         """
-        row = self.con.execute("SELECT sql FROM sqlite_master WHERE name = 'papers_fts'").fetchone()
-        m = re.search(r"tokenize\s*=\s*('(?:[^']|'')*')", row[0] if row else "")
-        if not m:
-            return None
-        try:
-            con = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-            con.execute(f"CREATE VIRTUAL TABLE tok USING fts5(x, tokenize = {m.group(1)})")
-            con.execute("CREATE VIRTUAL TABLE tok_v USING fts5vocab(tok, instance)")
-        except sqlite3.Error:  # an unknown tokenizer: postings are keyed by the text instead
-            return None
-        return con
+        return fts.make_tokenizer(self.con)
 
     @property
     def can_tokenize(self) -> bool:
@@ -200,15 +176,8 @@ class Postings:
         """
         if self._tok is None:
             raise RuntimeError("no FTS5 tokenizer like papers_fts's")
-        out: dict[int, list[tuple[int, str]]] = {}
         with self._tok_lock:
-            try:
-                self._tok.executemany("INSERT INTO tok(rowid, x) VALUES (?, ?)", list(enumerate(texts, start=1)))
-                for doc, term, offset in self._tok.execute("SELECT doc, term, offset FROM tok_v"):
-                    out.setdefault(doc, []).append((offset, term))
-            finally:
-                self._tok.execute("DELETE FROM tok")
-        return [tuple(term for _, term in sorted(out.get(i + 1, []))) for i in range(len(texts))]
+            return fts.tokenize(self._tok, texts)
 
     def get(self, text: str, key: tuple[str, ...] | None = None,
             pause: Callable[[], None] | None = None, n_docs: int | None = None) -> Posting:
@@ -254,7 +223,7 @@ class Postings:
             cur = self._cursor()
             if pause is None:
                 with self.con_lock:
-                    rows = cur.execute(self._sql, (quoted(text),)).fetchall()
+                    rows = fts.phrase_bm25(cur, fts.quote(text))
             else:
                 span = len(self.paper_of_rowid)
                 step = ROWID_RANGE
@@ -264,8 +233,7 @@ class Postings:
                 for lo in range(0, span, step):
                     pause()
                     with self.con_lock:
-                        rows += cur.execute(self._sql + " AND rowid >= ? AND rowid < ?",
-                                            (quoted(text), lo, lo + step)).fetchall()
+                        rows += fts.phrase_bm25(cur, fts.quote(text), (lo, lo + step))
         if not rows:
             return Posting(np.zeros(0, np.int32), np.zeros(0, np.float64))
         docs = self.paper_of_rowid[np.fromiter((r[0] for r in rows), np.int64, len(rows))]
@@ -294,15 +262,8 @@ class Postings:
         Returns:
             The terms (FTS5 tokens: porter stems), empty without the ``fts5vocab`` module.
         """
-        try:
-            with self.con_lock:
-                self.con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.paperatlas_terms "
-                                 "USING fts5vocab(main, papers_fts, row)")
-                return [(str(t), int(n)) for t, n in self.con.execute(
-                    "SELECT term, doc FROM temp.paperatlas_terms WHERE doc >= ? ORDER BY doc DESC, term",
-                    (min_docs,)).fetchall()]
-        except sqlite3.Error:  # an old SQLite without fts5vocab: nothing to warm
-            return []
+        with self.con_lock:
+            return fts.frequent_terms(self.con, min_docs)
 
 
 def budget(n_papers: int) -> int:

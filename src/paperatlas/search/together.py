@@ -22,7 +22,6 @@ atlas is 1-3 ms), so :func:`paperatlas.search.terms.docs_using_together` uses it
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import sqlite3
 import threading
@@ -33,13 +32,13 @@ from itertools import chain, compress, count
 
 import numpy as np
 
-from ..store import Atlas, connect, file_identity
+from ..store import Atlas, connect, file_identity, fts
+from ..store.fts import match_rowids as match_rowids  # the rows FTS5 expressions match (terms.py asks it here)
 from .postings import postings, sorted_unique
 
-#: ``papers_fts``'s indexed columns, FTS5 columns 1 to 5 (column 0, ``paper_id``, is not indexed)
-COLUMNS = ("title", "authors", "abstract", "keyphrases", "tldr")
-#: the columns where each word alone makes a paper use the words together (FTS5 column numbers)
-SALIENT = (1, 4, 5)
+#: the columns where each word alone makes a paper use the words together (FTS5 column numbers of
+#: :data:`paperatlas.store.fts.SALIENT`: 1, 4, 5)
+SALIENT = tuple(1 + fts.COLUMNS.index(c) for c in fts.SALIENT)
 #: most pieces of text whose tokens are kept (~150 bytes each); all are dropped when it is reached
 PIECE_CACHE = 2_000_000
 #: candidates whose text one statement reads
@@ -95,7 +94,7 @@ WARM_CHUNK = 2000
 
 def fts_texts(con, rowids: np.ndarray, pause: Callable[[], None] | None = None,
               lock: AbstractContextManager | None = None) -> Iterator[tuple]:
-    """The stored text of FTS5 rows: ``(rowid, *COLUMNS)`` tuples, read :data:`READ_CHUNK` rows per statement.
+    """The stored text of FTS5 rows: ``(rowid, *store.fts.COLUMNS)`` tuples, :data:`READ_CHUNK` rows a statement.
 
     Args:
         con: a connection to the atlas (``sqlite3.Connection``).
@@ -108,12 +107,11 @@ def fts_texts(con, rowids: np.ndarray, pause: Callable[[], None] | None = None,
     """
     cur = con.cursor()
     cur.row_factory = None
-    sql = f"SELECT rowid, {', '.join(COLUMNS)} FROM papers_fts WHERE rowid IN (SELECT value FROM json_each(?))"
     for lo in range(0, len(rowids), READ_CHUNK):
         if pause is not None:
             pause()
         with lock or contextlib.nullcontext():
-            rows = cur.execute(sql, (json.dumps(rowids[lo:lo + READ_CHUNK].tolist()),)).fetchall()
+            rows = fts.column_texts(cur, rowids[lo:lo + READ_CHUNK].tolist())
         yield from rows
 
 
@@ -277,7 +275,7 @@ class FtsWorker:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="paperatlas-fts")
 
     def rowids(self, expressions: list[str]) -> Future[list[int]]:
-        """Start ``SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?`` for each expression, one after the other.
+        """Start :func:`paperatlas.store.fts.match_rowids` of each expression, one after the other, in this thread.
 
         Args:
             expressions: FTS5 query expressions.
@@ -294,22 +292,6 @@ class FtsWorker:
 
     def _run(self, expressions: list[str]) -> list[int]:
         return match_rowids(self._con, expressions)
-
-
-def match_rowids(con: sqlite3.Connection, expressions: list[str]) -> list[int]:
-    """Every ``papers_fts`` rowid each FTS5 expression matches, statement after statement (repeats kept).
-
-    Args:
-        con: a connection to the atlas (the atlas's own, or a :class:`FtsWorker`'s).
-        expressions: FTS5 query expressions.
-
-    Returns:
-        The rowids, in statement order.
-    """
-    out: list[int] = []
-    for expr in expressions:
-        out.extend(r[0] for r in con.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?", (expr,)))
-    return out
 
 
 def fts_worker(atlas: Atlas) -> FtsWorker | None:

@@ -4,6 +4,7 @@ The default (and currently only) backend is one SQLite file per atlas.
 
 * :mod:`.sqlite`: papers, topics, embeddings, stored models, metadata, the read-only :class:`Atlas` and the
   build's :func:`atomic_rebuild`;
+* :mod:`.fts`: the full-text index ``papers_fts``: its schema, columns, tokenizer, ``bm25()`` weights and statements;
 * :mod:`.enrichment`: what the last build generated per paper, for a rebuild to keep;
 * :mod:`.resume`: the vectors an interrupted build made, for the next one;
 * :mod:`.userdata`: the reader's marks, lists and TL;DR/keyphrase overrides (one write transaction each);

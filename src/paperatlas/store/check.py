@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import fts
 from .cells import (  # noqa: F401 - the validators are this module's API too
     _LINK,
     _SOURCE,
@@ -153,8 +154,7 @@ COLUMNS: dict[str, dict[str, Callable[[Any], Any]]] = {
     "paper_terms": {"paper_id": text, "text_hash": text, "method": text, "terms": _STRINGS},
     "builds": {"id": integer, "finished_at": text, "listings": listings, "n_papers": integer, "n_new": integer},
     "paper_history": {"paper_id": text, "title": text, "first_build": integer},
-    "papers_fts": {"paper_id": text, "title": opt_text, "authors": opt_text, "abstract": opt_text,
-                   "keyphrases": opt_text, "tldr": opt_text},
+    fts.TABLE: {fts.ID_COLUMN: text, **dict.fromkeys(fts.COLUMNS, opt_text)},
 }
 #: How a row of each table is named in a message: ``(key column, word)``.
 ROW_NAMES = {"meta": ("key", "key"), "topics": ("id", "topic"), "models": ("name", "model"),

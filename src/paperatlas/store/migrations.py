@@ -4,7 +4,8 @@
 number of the last one that has run on it. Opening an atlas for writing (a build's private copy in
 :func:`paperatlas.store.atomic_rebuild`, a reader's write on the live file in :mod:`paperatlas.store.userdata`)
 calls :func:`migrate`, which runs the missing ones in one transaction. The current schema is what running all of
-them on an empty file creates: there is no other ``CREATE`` statement for these tables.
+them on an empty file creates: there is no other ``CREATE`` statement for these tables (the FTS5 index's is
+:data:`paperatlas.store.fts.CREATE_SQL`, with its columns and ``bm25()`` weights).
 
 Rules for a new migration: append a function decorated with ``@_migration(N)`` (N = last number + 1); only
 ``CREATE ... IF NOT EXISTS`` and ``ALTER TABLE ... ADD COLUMN`` (through :func:`_add_columns`, which checks the
@@ -19,6 +20,8 @@ import functools
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+
+from . import fts
 
 #: ``(number, function)`` in the order they run; numbers are 1, 2, … without gaps.
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = []
@@ -94,10 +97,7 @@ def m001_initial(con: sqlite3.Connection) -> None:
     id INTEGER PRIMARY KEY, label TEXT NOT NULL, size INTEGER, keyphrases TEXT, parent_id INTEGER,
     x REAL, y REAL, method TEXT
 )""")
-    con.execute("""CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(
-    paper_id UNINDEXED, title, authors, abstract, keyphrases, tldr,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-)""")
+    fts.create(con)  # papers_fts: its columns, tokenizer and weights are kept together in store/fts.py
 
 
 @_migration(2)

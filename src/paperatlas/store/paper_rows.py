@@ -10,6 +10,7 @@ import json
 import sqlite3
 
 from ..model import Link, Paper, SourceRef
+from . import fts
 
 _JSON_FIELDS = ("authors", "links", "sources", "given_keyphrases", "sections", "affiliations", "extra", "keyphrases",
                 "secondary_topic_ids")
@@ -52,29 +53,25 @@ def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: d
     """
     cols = list(_PAPER_COLS) + ["content_hash"]
     rows = [paper_row(p, content_hashes.get(p.id, "")) for p in papers]
-    fts = [(p.id, p.title, ", ".join(p.authors), p.abstract, "; ".join(p.keyphrases + p.given_keyphrases), p.tldr)
-           for p in papers]
-    insert_fts = ("INSERT INTO papers_fts (paper_id, title, authors, abstract, keyphrases, tldr) "
-                  "VALUES (?, ?, ?, ?, ?, ?)")
+    fts_rows = [fts.paper_row(p) for p in papers]
     insert = f"INSERT INTO papers ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
     old = {r[0]: tuple(r) for r in con.execute(f"SELECT {', '.join(cols)} FROM papers ORDER BY rowid")}
     new_ids = {p.id for p in papers}
     kept = [pid for pid in old if pid in new_ids]
     if not old or [p.id for p in papers[:len(kept)]] != kept:  # a new atlas, or another order: write it all
         con.execute("DELETE FROM papers")
-        con.execute("DELETE FROM papers_fts")
         con.executemany(insert, rows)
-        con.executemany(insert_fts, fts)
+        fts.replace_all(con, fts_rows)
         return
     fts_rowid, fts_old = {}, {}
-    for r in con.execute("SELECT rowid, paper_id, title, authors, abstract, keyphrases, tldr FROM papers_fts"):
+    for r in fts.stored_rows(con):
         fts_rowid[r[1]], fts_old[r[1]] = r[0], tuple(r[1:])
     gone = [pid for pid in old if pid not in new_ids]
     con.executemany("DELETE FROM papers WHERE id = ?", [(pid,) for pid in gone])
-    con.executemany("DELETE FROM papers_fts WHERE rowid = ?", [(fts_rowid[pid],) for pid in gone if pid in fts_rowid])
+    fts.delete_rowids(con, [fts_rowid[pid] for pid in gone if pid in fts_rowid])
     update = f"UPDATE papers SET {', '.join(f'{c} = ?' for c in cols[1:])} WHERE id = ?"
     changed, changed_fts, fresh = [], [], []
-    for row, f in zip(rows, fts, strict=True):
+    for row, f in zip(rows, fts_rows, strict=True):
         before = old.get(row[0])
         if before is None:
             fresh.append((row, f))
@@ -84,11 +81,10 @@ def write_papers(con: sqlite3.Connection, papers: list[Paper], content_hashes: d
         if fts_old.get(row[0]) != f:
             changed_fts.append(f)
     con.executemany(update, changed)
-    con.executemany("DELETE FROM papers_fts WHERE rowid = ?",
-                    [(fts_rowid[f[0]],) for f in changed_fts if f[0] in fts_rowid])
-    con.executemany(insert_fts, changed_fts)
+    fts.delete_rowids(con, [fts_rowid[f[0]] for f in changed_fts if f[0] in fts_rowid])
+    fts.insert_rows(con, changed_fts)
     con.executemany(insert, [r for r, _ in fresh])
-    con.executemany(insert_fts, [f for _, f in fresh])
+    fts.insert_rows(con, [f for _, f in fresh])
 
 
 def paper_texts(con: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import limits
 from ..model import Paper
+from . import fts
 from .audit import read_table
 from .connection import connect, write_transaction
 
@@ -384,8 +385,7 @@ def show_overrides(con: sqlite3.Connection, paper_id: str, overrides: dict[str, 
     tldr = vals.get("tldr", row["tldr"] or "")
     keyphrases = vals["keyphrases"] if "keyphrases" in vals else json.loads(row["keyphrases"] or "[]")
     given = json.loads(row["given_keyphrases"] or "[]")
-    con.execute("UPDATE papers_fts SET keyphrases = ?, tldr = ? WHERE paper_id = ?",
-                ("; ".join(keyphrases + given), tldr, paper_id))
+    fts.set_generated(con, paper_id, fts.keyphrases_text(keyphrases, given), tldr)
     return cur.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
 
 
