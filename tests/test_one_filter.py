@@ -3,7 +3,8 @@
 ``paperatlas search --json`` and ``/api/search`` build the same :class:`paperatlas.search.Filters` and call the same
 code, so the same query and filters give the same papers in the same order. The atlas is built from real-format
 Paper Copilot records with affiliations (``fixtures/paperlists_affiliations``: MIT and Mitsubishi Electric Research
-Labs among them) plus COLM 2024 and ACL 2022 records (ratings, years), with the hashed bag-of-words embedder.
+Labs among them) plus COLM 2024 and ACL 2022 records (ratings, citations, years) and two OpenReview notes (a
+decision), with the hashed bag-of-words embedder. Every filter the web offers is a ``search`` option of the same name.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from click.testing import CliRunner
 from conftest import need
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.facets import institutions
+from paperatlas.facets import facets_of, institutions
 from paperatlas.search import Filters, search_results
 from paperatlas.store import Atlas
 from paperatlas.vocab import concept_key
@@ -31,6 +32,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 COLM = ROOT.parent / "shared" / "data" / "paperlists" / "colm" / "colm2024.json.gz"
 ACL = ROOT.parent / "shared" / "data" / "paperlists" / "acl" / "acl2022.json.gz"
 AFF = FIXTURES / "paperlists_affiliations" / "records.json"
+#: two NeurIPS 2018 workshop papers as OpenReview's API v2 returns them: a decision ("accept"), ratings, confidences
+NOTES = FIXTURES / "sources" / "openreview" / "notes_v2.json"
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +42,9 @@ def atlas_db(tmp_path_factory):
     (d / "colm2024.json").write_text(json.dumps(json.loads(gzip.decompress(need(COLM).read_bytes()))[:40]))
     (d / "acl2022.json").write_text(json.dumps(json.loads(gzip.decompress(need(ACL).read_bytes()))[:20]))
     (d / "mixed.json").write_text(AFF.read_text())
+    (d / "notes.json").write_text(NOTES.read_text())
     db = d / "one.db"
-    build([d / "colm2024.json", d / "acl2022.json", d / "mixed.json"], db, embedder=HashEmbedder())
+    build([d / "colm2024.json", d / "acl2022.json", d / "mixed.json", d / "notes.json"], db, embedder=HashEmbedder())
     return db
 
 
@@ -89,6 +93,16 @@ def test_cli_and_web_give_the_same_papers_for_the_same_filters(atlas_db):
         {"topic": str(topic), "year": f"-{years[-1]}", "status": status},
         {"min_rating": 6},
         {"affiliation": "university", "year": f"{years[0]}-{years[-1]}"},
+        {"institution": "MIT"},
+        {"institution": "google"},
+        {"institution": "Google", "min_citations": 10},
+        {"decision": "accept"},
+        {"decision": "ACCEPT", "year": "2018"},
+        {"min_citations": 20},
+        {"min_citations": 0},
+        {"min_confidence": 3.5},
+        {"max_spread": 0.5},
+        {"min_confidence": 4, "max_spread": 1, "min_rating": 5},
     ]
     client = create_app(atlas_db, preload_model=False).test_client()
     for query in ("", "language models"):
@@ -101,6 +115,16 @@ def test_cli_and_web_give_the_same_papers_for_the_same_filters(atlas_db):
         for sort in ("rating", "citations", "year"):
             args = {"sort": sort, "has_code": True} if query else {"sort": sort}
             assert cli_ids(atlas_db, query, args) == web_ids(client, query, args), (query, sort)
+    # the options the CLI gained filter as the facets say
+    facets = {p.id: facets_of(p) for p in papers}
+    assert set(cli_ids(atlas_db, "", {"institution": "mit"})) == set(mit)
+    decided = {i for i, f in facets.items() if f.decision}
+    assert decided and set(cli_ids(atlas_db, "", {"decision": "Accept"})) == decided  # the venue's "accept"
+    assert cli_ids(atlas_db, "", {"decision": "Accept (Oral)"}) == web_ids(client, "", {"decision": "Accept (Oral)"})
+    assert set(cli_ids(atlas_db, "", {"min_citations": 20})) == {
+        i for i, f in facets.items() if f.citations is not None and f.citations >= 20}
+    assert set(cli_ids(atlas_db, "", {"max_spread": 0.5})) == {
+        i for i, f in facets.items() if f.rating_spread is not None and f.rating_spread <= 0.5}
     # affiliation=mit is MIT's papers, whole words: never Mitsubishi Electric Research Labs alone
     got = web_ids(client, "", {"affiliation": "mit"})
     assert set(got) == set(mit) and not set(got) & (set(merl) - set(mit))

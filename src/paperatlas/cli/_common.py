@@ -142,8 +142,9 @@ def embed_query_fn():
     return embed
 
 
-def parse_filters(status, venue, year, author, topic, keyphrase, min_rating=None, affiliation=None, has_code=False):
-    """Turn the filter options (:func:`filter_options`) into search filters.
+def parse_filters(status, venue, year, author, topic, keyphrase, min_rating=None, affiliation=None, has_code=False,
+                  institution=None, decision=None, min_citations=None, min_confidence=None, max_spread=None):
+    """Turn the filter options (:func:`filter_options`) into search filters: the web app's, by the same names.
 
     Args:
         status: Comma-separated statuses, or ``None``.
@@ -156,6 +157,11 @@ def parse_filters(status, venue, year, author, topic, keyphrase, min_rating=None
         affiliation: An institution, or whole words of an affiliation
             (:func:`paperatlas.facets.affiliation_matcher`), or ``None``.
         has_code: Only papers with a code link.
+        institution: A normalised institution (the web's Institution facet value, case-insensitive), or ``None``.
+        decision: A decision as the venue words it (``Accept (Oral)``; case-insensitive), or ``None``.
+        min_citations: The fewest citations (int ≥ 0), or ``None``.
+        min_confidence: The lowest mean reviewer confidence, or ``None``.
+        max_spread: The largest spread of the review ratings (population standard deviation), or ``None``.
 
     Returns:
         The :class:`paperatlas.search.Filters`.
@@ -171,14 +177,17 @@ def parse_filters(status, venue, year, author, topic, keyphrase, min_rating=None
         raise click.BadParameter(str(e), param_hint="--year") from e
     return Filters(status=[s for s in (status or "").split(",") if s.strip()], venue=venue or "", year=years,
                    author=author or "", topic=topic or "", keyphrase=keyphrase or "", min_rating=min_rating,
-                   affiliation=affiliation or "", has_code=bool(has_code))
+                   affiliation=affiliation or "", has_code=bool(has_code), institution=institution or "",
+                   decision=decision or "", min_citations=min_citations, min_confidence=min_confidence,
+                   max_spread=max_spread)
 
 
 def filter_options(f):
-    """Add the search filter options (status, venue, year, author, topic, keyphrase, rating, affiliation, code).
+    """Add the search filter options: the web app's filters (:class:`paperatlas.search.Filters`), by the same names.
 
     The options: ``--status``, ``--venue``, ``--year``, ``--author``, ``--topic``, ``--keyphrase``,
-    ``--min-rating``, ``--affiliation``, ``--has-code``.
+    ``--min-rating``, ``--affiliation``, ``--has-code``, ``--institution``, ``--decision``, ``--min-citations``,
+    ``--min-confidence``, ``--max-spread``.
 
     Args:
         f: The command function.
@@ -199,6 +208,19 @@ def filter_options(f):
                      help="Papers from TEXT's institution (normalised: Google Brain = Google) or with TEXT as whole "
                      "words in an affiliation ('mit' does not match Mitsubishi)."),
         click.option("--has-code", is_flag=True, help="Only papers with a code link."),
+        click.option("--institution", metavar="NAME",
+                     help="Papers with this normalised institution, the whole name (case-insensitive), as `show` "
+                     "and the web app's Institution facet list it, e.g. 'Google' or 'MIT'."),
+        click.option("--decision", metavar="TEXT",
+                     help="Papers with this decision, the whole text as the venue words it (case-insensitive), "
+                     "e.g. 'Accept (Oral)'; papers without one are left out."),
+        click.option("--min-citations", type=click.IntRange(min=0), default=None, metavar="N",
+                     help="At least N citations (papers without a citation count are left out)."),
+        click.option("--min-confidence", type=float, default=None, metavar="X",
+                     help="Mean reviewer confidence at least X (papers without confidences are left out)."),
+        click.option("--max-spread", type=float, default=None, metavar="X",
+                     help="Review ratings spread (standard deviation) at most X: reviewers agree (papers with "
+                     "fewer than 2 ratings are left out)."),
     ]):
         f = opt(f)
     return f

@@ -61,8 +61,7 @@ _EXPORTS = sorted(EXPORT_FORMATS)
 @click.option("--sort", type=click.Choice(SORT_KEYS), default="relevance", show_default=True,
               help="Order of the results: relevance, or mean review rating, citations or year (highest first; papers "
               "without the value last).")
-def search_command(query, db, status, venue, year, author, topic, keyphrase, min_rating, affiliation, has_code, limit,
-                   mode, as_json, export_fmt, output, sort):
+def search_command(query, db, limit, mode, as_json, export_fmt, output, sort, **filter_args):
     """Find papers by words and by meaning (QUERY may be empty to list filtered papers).
 
     Papers that use every word of QUERY come first, then those using most of them, then papers close only in
@@ -74,6 +73,7 @@ def search_command(query, db, status, venue, year, author, topic, keyphrase, min
       paperatlas search "lottery ticket" --status Oral,Spotlight
       paperatlas search "" --sort citations --has-code -k 20
       paperatlas search "graph neural networks" --min-rating 7 --affiliation Google
+      paperatlas search "" --decision "Accept (Oral)" --min-citations 100
     """
     import json
 
@@ -86,7 +86,7 @@ def search_command(query, db, status, venue, year, author, topic, keyphrase, min
         from ..publish import check_output
 
         check_output(export_fmt, output, atlas.path)  # before the search: never over the atlas or another database
-    flt = parse_filters(status, venue, year, author, topic, keyphrase, min_rating, affiliation, has_code)
+    flt = parse_filters(**filter_args)
     res = search_results(atlas, query, filters=flt, mode=mode, sort=sort,
                          embed_query=embed_query_fn() if mode != "bm25" and query.strip() else None)
     hits = res.hits[:limit]

@@ -40,7 +40,8 @@ class Filters:
         has_code: only papers with a code link (False: no filter).
         institution: a normalised institution the paper must have (exact, case-insensitive; a facet value of
             :attr:`paperatlas.facets.PaperFacets.institutions`).
-        decision: the decision the paper must have (exact).
+        decision: the decision the paper must have (the whole text, case-insensitive: ``accept (oral)`` =
+            ``Accept (Oral)``); papers without a decision are left out.
         min_citations: at least this many citations; papers without a count are left out.
         min_confidence: mean reviewer confidence at least this; papers without confidences are left out.
         max_spread: spread of the review ratings at most this; papers with fewer than 2 ratings are left out.
@@ -91,7 +92,8 @@ class Filters:
         aff = affiliation_matcher(self.affiliation, lambda p: facets_for(p).institutions) \
             if self.affiliation.strip() else None
         inst = self.institution.strip().lower()
-        facet_set = (self.has_code or inst or self.decision or self.min_rating is not None
+        decision = self.decision.strip().lower()
+        facet_set = (self.has_code or inst or decision or self.min_rating is not None
                      or self.min_citations is not None or self.min_confidence is not None
                      or self.max_spread is not None)
 
@@ -103,7 +105,7 @@ class Filters:
             return (f.has_code or not self.has_code) and at_least(f.rating_mean, self.min_rating) \
                 and at_least(f.citations, self.min_citations) and at_least(f.confidence_mean, self.min_confidence) \
                 and (self.max_spread is None or (f.rating_spread is not None and f.rating_spread <= self.max_spread)) \
-                and (not self.decision or f.decision == self.decision) \
+                and (not decision or (f.decision or "").lower() == decision) \
                 and (not inst or inst in (x.lower() for x in f.institutions))
 
         def ok(p: Paper) -> bool:
