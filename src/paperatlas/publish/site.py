@@ -10,7 +10,10 @@ Layout of ``DIR``::
                         rating spread, confidence, citations, code, institution), each a filter; sort keys
                         (relevance, title, status, topic, rating, citations, year); pages of 100 or "Show all"; all
                         of it kept in the page's URL (``index.html?q=pruning&status=Poster&topic=12&sort=title&page=2``,
-                        also ``institution=``, ``min_rating=``, ``show=all``); "All papers" is
+                        also ``institution=``, ``min_rating=``, ``year=2019-2021``, ``show=all``); with no query
+                        the filters pass the papers ``paperatlas search "" --status ...`` lists (the same
+                        semantics as :class:`paperatlas.search.Filters`: status and decision case-insensitive, a
+                        year or range; tests/test_site_filter_parity.py); "All papers" is
                         ``index.html?sort=title``; a Bookmarks view
     assets/             site.css, site.js (search page), bookmarks.js (☆ buttons), minisearch.min.js (+ LICENSE)
     data/papers.js      the search data as ``window.ATLAS = {...}`` (``fetch()`` of local JSON is blocked under

@@ -3,7 +3,9 @@
  * results in pages of 100 (or all), with true counts; a query no paper matches says so; a Bookmarks view.
  * The filters and the sort order are kept in the page's URL (index.html?q=..&institution=Google&min_rating=6&sort=rating),
  * so a filtered list can be bookmarked or shared. A paper without a value (no review scores, no citation count) is
- * counted in no facet value and sorts last. Every text from the data is put in the DOM with textContent. */
+ * counted in no facet value and sorts last. Every text from the data is put in the DOM with textContent.
+ * The filters mean what paperatlas.search.Filters (the CLI's and the web app's) means: status and decision
+ * case-insensitive, ?year= a year or a range (2019-2021, 2019-, -2021), institution the whole normalised name. */
 (function () {
   "use strict";
   var A = window.ATLAS, PAGE = 100, TOP = 8, MAX_VALUES = 40;
@@ -27,7 +29,7 @@
   var bmButton = $("show-bookmarks"), results = $("results"), count = $("count");
   var facets = $("facets"), chips = $("chips"), sortbar = $("sortbar");
   var showBookmarks = location.hash === "#bookmarks";
-  var state = { sort: "relevance", page: 1, all: false };
+  var state = { sort: "relevance", page: 1, all: false, years: "" };
   PARAMS.forEach(function (k) { state[k] = ""; });
 
   function addOptions(select, items) {
@@ -58,13 +60,18 @@
   function codeOn() { return /^(1|true|yes|on)$/i.test(state.has_code); }
 
   // --- the URL: q, status, topic, year, sort, page/show and the facet filters ---------------------------------------------
-  function setSelect(select, v) {
-    if (v && Array.prototype.some.call(select.options, function (o) { return o.value === v; })) { select.value = v; }
+  function setSelect(select, v) {  // the option whose value is v, whatever its case (?status=oral is Oral)
+    var want = (v || "").trim().toLowerCase();
+    var o = want && Array.prototype.find.call(select.options, function (x) { return x.value.toLowerCase() === want; });
+    if (o) { select.value = o.value; }
   }
   function readURL() {
     var u = new URLSearchParams(location.search);
     if (u.get("q")) { q.value = u.get("q"); }
     setSelect(fStatus, u.get("status")); setSelect(fYear, u.get("year"));
+    // a year or range the menu does not list (?year=2019-2021, 2019-, -2021, or a year of no paper), as the CLI reads it
+    var y = (u.get("year") || "").trim();
+    state.years = !fYear.value && /^(\d{4})?\s*-?\s*(\d{4})?$/.test(y) && /\d/.test(y) ? y : "";
     // ?topic=<id> (an area's or a sub-topic's id, as in the web app); ?area=a<id>|t<id> from older links
     var t = (u.get("topic") || "").trim();
     if (/^\d+$/.test(t)) { setSelect(fArea, "a" + t); if (!fArea.value) { setSelect(fArea, "t" + t); } }
@@ -75,7 +82,8 @@
     state.all = u.get("show") === "all";
   }
   function query(change) {  // "?..." for the current state with change ({param: value, "" = off}) applied
-    var cur = { q: q.value.trim(), status: fStatus.value, topic: fArea.value.slice(1), year: fYear.value,
+    var cur = { q: q.value.trim(), status: fStatus.value, topic: fArea.value.slice(1),
+      year: fYear.value || state.years,
       sort: state.sort === "relevance" ? "" : state.sort, page: state.page > 1 ? String(state.page) : "",
       show: state.all ? "all" : "" };
     PARAMS.forEach(function (k) { cur[k] = state[k]; });
@@ -93,12 +101,24 @@
   function facetOK(p) {
     var inst = state.institution.toLowerCase(), x;
     if (inst && !(p.institutions || []).some(function (i) { return i.toLowerCase() === inst; })) { return false; }
-    if (state.decision && p.decision !== state.decision) { return false; }
+    // the decision's whole text, case-insensitive (as paperatlas.search.Filters: the CLI and the web app)
+    if (state.decision && (p.decision || "").toLowerCase() !== state.decision.toLowerCase()) { return false; }
     if (codeOn() && !p.code) { return false; }
     if ((x = num(state.min_rating)) !== null && !(has(p, "rating") && p.rating >= x)) { return false; }
     if ((x = num(state.min_citations)) !== null && !(has(p, "citations") && p.citations >= x)) { return false; }
     if ((x = num(state.min_confidence)) !== null && !(has(p, "confidence") && p.confidence >= x)) { return false; }
     return (x = num(state.max_spread)) === null || (has(p, "spread") && p.spread <= x);
+  }
+  function yearSpan() {  // [min, max] of state.years (null: open), as paperatlas.search.parse_years
+    var m = /^(\d{4})?\s*(-)?\s*(\d{4})?$/.exec(state.years);
+    if (!state.years || !m) { return null; }
+    var lo = m[1] ? +m[1] : null, hi = m[3] ? +m[3] : (m[2] ? null : lo);
+    return [lo, hi];
+  }
+  function inSpan(p, span) {  // a paper without a year is outside any bounded span
+    if (!span) { return true; }
+    var y = typeof p.year === "number" ? p.year : null;
+    return (span[0] === null || (y !== null && y >= span[0])) && (span[1] === null || (y !== null && y <= span[1]));
   }
   var STATUS_RANK = { Oral: 0, Spotlight: 1, Poster: 2 };
   function byStatusTitle(a, b) {
@@ -223,6 +243,15 @@
   }
   function renderChips() {
     chips.textContent = "";
+    if (state.years) {  // a year range from the URL (the menu lists single years)
+      var y = el("a", "chip", "year: " + state.years);
+      y.appendChild(el("span", "x", " \u00d7"));
+      y.href = "index.html" + query({ year: "" });
+      y.title = "Remove this filter";
+      y.setAttribute("data-param", "years");
+      y.setAttribute("data-value", "");
+      chips.appendChild(y);
+    }
     PARAMS.forEach(function (k) {
       if (!state[k] || (k === "has_code" && !codeOn())) { return; }
       var change = {};
@@ -330,10 +359,11 @@
     } else {
       list = A.papers.slice().sort(byStatusTitle);
     }
-    var st = fStatus.value, ar = fArea.value, yr = fYear.value;
-    list = sorted(list.filter(function (p) {
+    var st = fStatus.value.toLowerCase(), ar = fArea.value, yr = fYear.value, span = yearSpan();
+    list = sorted(list.filter(function (p) {  // status case-insensitive, as paperatlas.search.Filters
       var inTopic = !ar || (ar.charAt(0) === "a" ? "a" + p.area === ar : "t" + p.topic === ar);
-      return (!st || p.status === st) && inTopic && (!yr || String(p.year) === yr) && facetOK(p);
+      return (!st || (p.status || "").toLowerCase() === st) && inTopic && (!yr || String(p.year) === yr) && inSpan(p, span) &&
+        facetOK(p);
     }));
     renderFacets(list);
     renderChips();
@@ -394,7 +424,8 @@
     clearTimeout(timer);
     timer = setTimeout(function () { showBookmarks = false; changed(); }, 80);
   });
-  [fStatus, fArea, fYear].forEach(function (s) { s.addEventListener("change", changed); });
+  [fStatus, fArea].forEach(function (s) { s.addEventListener("change", changed); });
+  fYear.addEventListener("change", function () { state.years = ""; changed(); });
   bmButton.addEventListener("click", function () {
     showBookmarks = !showBookmarks;
     history.replaceState(null, "", showBookmarks ? "#bookmarks" : location.pathname + location.search);
