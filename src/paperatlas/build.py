@@ -493,6 +493,8 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         # the query-side indexes, made now rather than at a reader's first request; what the stages above held
         # (the keyphrase extractor's counts, the topic model and its text space) is let go first: the TF-IDF fit
         # counts every bigram of the corpus and would otherwise raise the build's peak memory
+        # the paper representation (MiniLM ⊕ LSA, stored with the topic model) is what the neighbour index holds
+        representation = res.model.x if res.model.x is not None and len(res.model.x) == len(vectors) else vectors
         del kx, res, items, label_terms, prev_model, prev_place, old_topics, prepared
         trim_heap()
         texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
@@ -504,7 +506,7 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         store.write_model(con, lexical.NAME, lexical.dumps(matrix, terms, ids, texts, idf))
         del matrix, terms, texts, index
         try:
-            store.write_model(con, NEIGHBOURS, build_index_blob(vectors))
+            store.write_model(con, NEIGHBOURS, build_index_blob(representation))
         except ImportError as e:  # searched exactly (slower, same results) until USearch is installed
             store.write_model(con, NEIGHBOURS, None)
             report.notes.append(str(e))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from ..eval import EvalUnavailable, keyphrase_eval, recommend_eval, tldr_eval, topic_eval
+from ..eval import EvalUnavailable, keyphrase_eval, recommend_eval, related_eval, tldr_eval, topic_eval
 from ..llm.backends import BACKENDS, BackendError
 from ._common import choice_help
 
@@ -50,6 +50,8 @@ def eval_group() -> None:
     paperatlas eval keyphrases   COLM 2024+2025 author keywords and seed 004's Key Word lines: P/R/F1@5,10
     paperatlas eval topics       seed 004 sections, AAAI 2022 areas: NMI/ARI vs BERTopic, 10-NN accuracy
     paperatlas eval recommend    same gold classes: P@10, nDCG@10 of recommendations vs arxiv-sanity-lite
+    paperatlas eval neighbours   same gold classes: 10-NN accuracy of the paper representation vs MiniLM, TF-IDF
+    paperatlas eval related      same gold classes: related papers vs MiniLM, BM25 and BM25 + MiniLM (RRF)
     """
 
 
@@ -242,4 +244,74 @@ def recommend_command(golds: tuple[str, ...], n_draws: int, n_liked: int, seed: 
                        f"classes{over}); ms = ranking only")
             click.echo(recommend_eval.format_table(rows))
             goals.append(recommend_eval.goal_check(label, rows, per_seed))
+    _echo_goals(goals)
+
+
+# --------------------------------------------------------------------------------------------------- neighbours
+def _labelled_sets(golds: tuple[str, ...]) -> Iterator[tuple[str, list[str], list[str], object]]:
+    """Each gold set with its MiniLM embeddings, after a heading; sets too small are reported and skipped."""
+    sets = [topic_eval.load_gold(g) for g in golds]  # every file checked before the slow parts
+    for i, (label, texts, gold) in enumerate(sets):
+        if i:
+            click.echo()
+        sizes = topic_eval.knn_class_sizes(gold)
+        click.echo(f"== {label}: {len(texts)} papers, {len(set(gold))} classes; {sum(sizes)} papers in "
+                   f"{len(sizes)} classes of >= {topic_eval.KNN_MIN_CLASS} papers take part ==")
+        if not sizes:
+            click.echo("(no gold class is large enough)")
+            continue
+        t0 = time.perf_counter()
+        emb = topic_eval.embed_texts(texts)
+        click.echo(f"MiniLM embedding (once, shared by every row): {time.perf_counter() - t0:.1f} s")
+        yield label, texts, gold, emb
+
+
+@eval_group.command(name="neighbours")
+@click.option("--gold", "golds", multiple=True, default=tuple(topic_eval.GOLD_SETS), show_default=True,
+              help=_GOLD_CLASSES_HELP)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the first LSA fit.")
+@click.option("--seeds", "n_seeds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="LSA seeds (seed, seed+1, ...): mean ± standard deviation.")
+def neighbours_command(golds: tuple[str, ...], seed: int, n_seeds: int) -> None:
+    """10-NN class accuracy of the paper representation beside MiniLM and TF-IDF, in one run.
+
+    The representation (MiniLM ⊕ LSA) is what topics, related papers, recommendations and the neighbour index use.
+
+    \b
+    paperatlas eval neighbours                 # both gold sets (~2 min on 2 cores, mostly embedding)
+    paperatlas eval neighbours --gold awesome --seeds 1
+    """
+    with _click_errors():
+        goals = []
+        for label, texts, gold, emb in _labelled_sets(golds):
+            rows = related_eval.neighbour_rows(texts, gold, emb, list(range(seed, seed + n_seeds)))
+            click.echo(f"{topic_eval.KNN_K}-NN accuracy (cosine, leave-one-out, majority vote)")
+            click.echo(topic_eval.format_table(rows, topic_eval.KNN_COLUMNS))
+            by = {r["method"]: r.get("acc", 0.0) for r in rows}
+            ours = by.get("paperatlas representation (MiniLM ⊕ LSA)", 0.0)
+            parts = max(by.get("MiniLM", 0.0), by.get("TF-IDF", 0.0))
+            goals.append(f"{label}: representation above both parts: {'yes' if ours > parts else 'no'} "
+                         f"({ours:.3f} vs MiniLM {by.get('MiniLM', 0.0):.3f}, TF-IDF {by.get('TF-IDF', 0.0):.3f})")
+    _echo_goals(goals)
+
+
+@eval_group.command(name="related")
+@click.option("--gold", "golds", multiple=True, default=tuple(topic_eval.GOLD_SETS), show_default=True,
+              help=_GOLD_CLASSES_HELP)
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the representation's LSA.")
+def related_command(golds: tuple[str, ...], seed: int) -> None:
+    """Related papers vs gold classes: P@10, nDCG@10, 10-NN accuracy; ours vs MiniLM, BM25 and their RRF.
+
+    \b
+    paperatlas eval related                    # both gold sets (~3 min on 2 cores)
+    paperatlas eval related --gold awesome
+    """
+    with _click_errors():
+        goals = []
+        for label, texts, gold, emb in _labelled_sets(golds):
+            rows = related_eval.related_rows(texts, gold, emb, seed)
+            click.echo(f"The {related_eval.K} papers each method relates to every paper (itself left out) vs its gold "
+                       "class; ms = scoring only")
+            click.echo(related_eval.format_table(rows))
+            goals.append(related_eval.goal_check(label, rows))
     _echo_goals(goals)

@@ -2,7 +2,8 @@ r"""Recommendations from papers you liked (and disliked): ours, and arxiv-sanity
 
 **Ours** (:class:`Recommender`): two similarity signals between every paper and each liked paper,
 
-* dense: cosine of the all-MiniLM-L6-v2 embeddings (``(n, 384)`` float32, L2-normalised);
+* dense: cosine of the paper representation (:mod:`paperatlas.search.representation`: all-MiniLM-L6-v2 ⊕ LSA,
+  ``(n, 384 + k)`` float32, L2-normalised; the topics, related papers and the neighbour index use the same vectors);
 * lexical: cosine of TF-IDF vectors of title + abstract (or digest), :func:`paperatlas.enrich.topics.tfidf_vectorizer`
   (sublinear tf, unigrams + bigrams, English stop words), a sparse ``(n, ≤ 20000)`` matrix built once per corpus.
 
@@ -13,10 +14,14 @@ Disliked papers subtract ``DISLIKE_WEIGHT *`` the max cosine to them. Each signa
 standardised over the corpus (z-score) and the two are summed with weight :data:`LEXICAL_WEIGHT` on the lexical
 one. A second, pseudo-relevance-feedback round (Rocchio 1971; Xu & Croft 1996) adds the top :data:`PRF_DEPTH`
 papers of the first round as liked papers with weight :data:`PRF_WEIGHT`. The constants are the ones
-``paperatlas eval recommend`` measured best on its two gold sets (grid over lexical weight 0.5-1.5, max weight
-0/0.3, feedback depth 0/3/5/10 and weight 0.5/1, seed 42 draws: P@10 0.898 on awesome and 0.362 on aaai vs
-0.878/0.340 without the feedback round and 0.775/0.329 for MiniLM alone); a request is a few dense
-and sparse matrix-vector products over the corpus (~10 ms for 40k papers, ``benchmarks/recommend_bench.py``).
+``paperatlas eval recommend`` measured best on its two gold sets. On MiniLM alone (grid over lexical weight 0.5-1.5,
+max weight 0/0.3, feedback depth 0/3/5/10 and weight 0.5/1, seed 42 draws): P@10 0.898 on awesome and 0.362 on
+aaai vs 0.878/0.340 without the feedback round and 0.775/0.329 for MiniLM alone. On the representation (issue 27;
+lexical weight 0.25/0.5/1, feedback depth 5/10, weight 0.5/1; seeds 42-44): lexical weight 0.25, depth 10,
+weight 0.5 gave 0.883 / 0.359 against arxiv-sanity-lite's 0.833 / 0.320 (lexical weight 1.0, depth 5:
+0.869 / 0.357). Also tried and dropped: a LinearSVC as arxiv-sanity-lite's but on TF-IDF ⊕ the representation
+(0.871-0.887 / 0.374-0.381; a per-request SVM fit over the whole atlas, too slow at 42k papers). A request is a
+few dense and sparse matrix-vector products over the corpus (~10 ms for 40k papers, ``benchmarks/recommend_bench.py``).
 
 **Baseline** (:func:`svm_rank`): arxiv-sanity-lite (Karpathy, github.com/karpathy/arxiv-sanity-lite).
 ``compute.py`` builds TF-IDF features of ``title + summary + authors`` with ``TfidfVectorizer(input='content',
@@ -37,9 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..enrich import lexical
 from ..enrich.lexical import lexical_text
 from ..model import Paper
+from ..search.representation import lexical_matrix, paper_vectors
 from ..store import Atlas
 from ..text import word_tokens
 from ..vocab import concept_key
@@ -94,8 +99,7 @@ def recommender_for(atlas: Atlas) -> Recommender:
     """
     def make() -> Recommender:
         texts = [_atlas_text(atlas.by_id[i]) for i in atlas.ids]
-        stored = lexical.loads(atlas.stored_model(lexical.NAME), atlas.ids, texts)  # made by the build
-        return Recommender(texts, atlas.vectors, tfidf=stored)
+        return Recommender(texts, paper_vectors(atlas), tfidf=lexical_matrix(atlas))
 
     return atlas.derived("recommender", make)
 

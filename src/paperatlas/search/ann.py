@@ -97,6 +97,11 @@ class NeighbourIndex:
         self.expansion_search = int(self._params.get("expansion_search", EXPANSION_SEARCH))
         self.oversample = int(self._params.get("oversample", OVERSAMPLE))
 
+    @property
+    def dim(self) -> int:
+        """Number of columns of the indexed vectors."""
+        return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
+
     def __len__(self) -> int:
         return len(self.vectors)
 

@@ -26,6 +26,7 @@ from ..store import Atlas
 from .ann import ANN_MIN_PAPERS, NeighbourIndex
 from .neighbours import neighbour_index
 from .postings import sorted_unique
+from .representation import dense_query
 
 #: fewest rows for which the meaning tier uses the graph (below it: exact scans, the same results as ever)
 MEANING_ANN_MIN_ROWS = ANN_MIN_PAPERS
@@ -155,7 +156,7 @@ def meaning_from_graph(vectors: np.ndarray, index: NeighbourIndex, q: np.ndarray
     while True:
         for i, v in enumerate(targets):
             if found[i] is None or len(found[i]) < k[i]:
-                found[i] = index.search_many(v[None, :], k[i], threads=1, oversample=1)[0][0]
+                found[i] = index.search_many(dense_query(v, index.dim)[None, :], k[i], threads=1, oversample=1)[0][0]
         rows = sorted_unique(np.concatenate(found))
         new = rows[~np.isin(rows, seen, assume_unique=True)] if len(seen) else rows
         cosines_at(vectors, q, new, out=sims)

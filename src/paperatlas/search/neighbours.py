@@ -1,8 +1,9 @@
 """The atlas's nearest-neighbour index: the one the build stored (an HNSW graph above 100,000 papers), else exact.
 
-Related papers and the semantic ranking ask :func:`neighbour_index` for the papers nearest to a vector. A large
-atlas carries the graph the build made (:func:`build_index_blob`, stored under :data:`STORED` in the ``models``
-table); everything else, and an atlas whose stored index is missing, damaged or needs USearch that is not
+It indexes the paper representation (:func:`paperatlas.search.representation.paper_vectors`, MiniLM ⊕ LSA).
+Related papers and the meaning tier on large atlases ask :func:`neighbour_index` for the papers nearest to a
+vector. A large atlas carries the graph the build made (:func:`build_index_blob`, stored under :data:`STORED` in
+the ``models`` table); everything else, and an atlas whose stored index is missing, damaged or needs USearch that is not
 installed, is searched exactly (one mat-vec plus a top-k; never a graph built while a reader waits).
 """
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..store import Atlas
 from .ann import ANN_MIN_PAPERS, NeighbourIndex
+from .representation import paper_vectors
 
 #: the ``models`` table's name for the stored index
 STORED = "neighbours"
@@ -37,10 +39,10 @@ def build_index_blob(vectors: np.ndarray, min_papers: int | None = None) -> byte
 
 
 def neighbour_index(atlas: Atlas) -> NeighbourIndex:
-    """The index of ``atlas.vectors``, loaded once per atlas object.
+    """The index of the atlas's paper representation (:func:`paper_vectors`), loaded once per atlas object.
 
     Args:
-        atlas: an atlas with embeddings (``atlas.vectors`` of shape ``(n, dim)``, n > 0).
+        atlas: an atlas with embeddings (n > 0 papers).
 
     Returns:
         The stored graph when it loads and matches the vectors, else an exact index.
@@ -48,11 +50,12 @@ def neighbour_index(atlas: Atlas) -> NeighbourIndex:
 
     def make() -> NeighbourIndex:
         blob = atlas.stored_model(STORED)
+        vectors = paper_vectors(atlas)
         if blob:
             try:
-                return NeighbourIndex.from_bytes(blob, atlas.vectors)
+                return NeighbourIndex.from_bytes(blob, vectors)
             except (ValueError, ImportError):  # damaged, stale, or no USearch here: exact is always right
                 pass
-        return NeighbourIndex.build(atlas.vectors, min_papers=len(atlas.vectors) + 1)
+        return NeighbourIndex.build(vectors, min_papers=len(vectors) + 1)
 
     return atlas.derived("neighbour index", make)

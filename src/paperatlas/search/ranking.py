@@ -17,6 +17,7 @@ from ..store import Atlas
 from ..text import query_tokens
 from .neighbours import neighbour_index
 from .postings import BM25_WEIGHTS, bm25_scores, quoted
+from .representation import dense_query
 
 __all__ = ["BM25_WEIGHTS", "POOL", "RRF_K", "bm25_order", "bm25_ranking", "fts_phrases", "fts_query", "rrf",
            "rrf_scores", "semantic_ranking"]
@@ -100,7 +101,9 @@ def semantic_ranking(atlas: Atlas, query_vec: np.ndarray, limit: int = POOL) -> 
     """
     if atlas.vectors.size == 0:
         return []
-    rows, cos = neighbour_index(atlas).search(np.asarray(query_vec, dtype=np.float32), limit)
+    index = neighbour_index(atlas)  # over the paper representation: the query's MiniLM half orders it as MiniLM
+    rows, _ = index.search(dense_query(query_vec, index.dim), limit)
+    cos = atlas.vectors[rows] @ np.asarray(query_vec, dtype=np.float32)
     return [(atlas.ids[int(i)], float(c)) for i, c in zip(rows, cos, strict=True)]
 
 
