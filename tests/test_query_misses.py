@@ -113,3 +113,25 @@ def test_a_query_nothing_is_about_still_says_so(sample, embed, query, named):
     res = search_results(sample, query, embed_query=embed)
     assert res.hits == [] and res.total == 0
     assert res.message == f"No paper mentions “{named}”, and none is close in meaning."
+
+
+def test_a_short_term_stands_out_of_its_background_only_when_its_nearest_papers_do():
+    import numpy as np
+
+    from paperatlas.search.shapes import MEANING_MIN_COSINE, meaning_floor
+    from paperatlas.search.terms import Term
+
+    rng = np.random.default_rng(0)
+    background = rng.normal(0.06, 0.058, 860).astype(np.float32)  # k-means on ICLR 2021: mean 0.06, sd 0.058
+    unused = [Term("k-means", "k-means", np.zeros(0, np.int32), 7.0)]
+    # nothing stands out: the usual floor, so no paper is a meaning match
+    assert meaning_floor(background, unused) == MEANING_MIN_COSINE
+    # three papers well above the rest (the third 4 deviations out, where 2.7 are expected by chance): the floor drops
+    standout = background.copy()
+    standout[:3] = [0.31, 0.30, 0.29]
+    floor = meaning_floor(standout, unused)
+    assert 0.2 < floor <= 0.29
+    # not for a word some paper uses, nor for two words
+    used = [Term("k-means", "k-means", np.arange(3, dtype=np.int32), 5.0)]
+    assert meaning_floor(standout, used) == MEANING_MIN_COSINE
+    assert meaning_floor(standout, unused * 2) == MEANING_MIN_COSINE

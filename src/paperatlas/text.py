@@ -180,10 +180,12 @@ def word_tokens(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
-#: A query word: letters and digits with at least one letter, inner hyphens and apostrophes kept. Unlike
-#: :data:`_WORD_RE` it may start with digits, as FTS5's unicode61 tokenizer indexes them (``16x16``, ``1x1``,
-#: ``3D``, ``2nd``); a bare number (``2021``) is not a word.
-_QUERY_WORD_RE = re.compile(r"[0-9]*[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
+#: A query word as FTS5's unicode61 tokenizer reads it: letters and digits of any script (``16x16``, ``3D``,
+#: ``Fréchet``, ``ε``) joined by inner hyphens, apostrophes, dots or underscores (``GPT-3.5``, ``t-SNE``, ``L_2``);
+#: it must hold a letter, so a bare number (``2021``, ``0.5``) is not a word.
+_QUERY_WORD_RE = re.compile(r"[^\W_]+(?:[-'._][^\W_]+)*")
+#: a multiplication sign between numbers (``1×1``, ``3 × 3``, ``16 x 16``) is read as the ``x`` of ``1x1``
+_TIMES_RE = re.compile(r"(?<=\d) ?[x×] ?(?=\d)")
 
 
 def query_tokens(text: str) -> list[str]:
@@ -194,9 +196,11 @@ def query_tokens(text: str) -> list[str]:
 
     Returns:
         The words in original case: like :func:`word_tokens`, but a word may start with digits (``"16x16"``,
-        ``"1x1"``, ``"3D"``: :func:`word_tokens` gives ``"x16"``, ``"x1"``, ``"D"``); bare numbers are left out.
+        ``"1x1"``, ``"3D"``: :func:`word_tokens` gives ``"x16"``, ``"x1"``, ``"D"``), hold letters of any script
+        (``"Fréchet"``, ``"ε-greedy"``) and inner dots (``"GPT-3.5"``); ``1×1`` and ``3 x 3`` are read as ``1x1``
+        and ``3x3``; bare numbers are left out.
     """
-    return _QUERY_WORD_RE.findall(text)
+    return [w for w in _QUERY_WORD_RE.findall(_TIMES_RE.sub("x", text)) if any(c.isalpha() for c in w)]
 
 
 def slugify(text: str, max_len: int = 60) -> str:

@@ -9,24 +9,22 @@ A search returns three tiers, in this order:
 2. **partial** matches: papers whose words carry at least :data:`PARTIAL_MIN` of the query's idf mass (or all of
    them, scattered), kept only when also plausible in meaning (cosine ≥ :data:`PARTIAL_MIN_COSINE`); same order.
 3. **meaning** matches: papers without the words whose embedding is close to the query (cosine ≥
-   :data:`MEANING_MIN_COSINE`) or close to the best keyword matches (mean cosine to the first
-   :data:`N_FEEDBACK` of them ≥ :data:`NEIGHBOUR_MIN_COSINE`: pseudo-relevance feedback in the spirit of
-   Rocchio 1971, so ``lottery ticket`` also finds "Pruning Neural Networks at Initialization", which never says
-   "lottery"). Ordered by the sum of the two cosines.
+   :data:`MEANING_MIN_COSINE`; for a short query no paper uses, from where its cosines stand out of their background:
+   :func:`.shapes.meaning_floor`) or close to the best keyword matches (mean cosine to the first :data:`N_FEEDBACK`
+   of them ≥ :data:`NEIGHBOUR_MIN_COSINE`: pseudo-relevance feedback in the spirit of Rocchio 1971, so ``lottery
+   ticket`` also finds "Pruning Neural Networks at Initialization", which never says "lottery"), by the two cosines.
 
-A word no paper uses is named in a message and the keyword tiers search the other words alone
-(``1x1 convolution``: ``No paper mentions “1x1”; 11 mention “convolution”``), when they are at least as many, the
-papers using them all are at most :data:`.terms.FALLBACK_MAX_SHARE` of the atlas (:func:`.terms.searched_terms`) and,
-with embeddings, a paper shown is as close in meaning as a partial match must be (``earthquake prediction`` lists no
-paper that only says "prediction"); the meaning tier still embeds the whole query.
+A word no paper uses in any spelling (:mod:`.shapes`) is named and the keyword tiers search the other words alone
+(``t-SNE visualization``: ``No paper mentions “t-SNE”; …``) when they are at least as many, the papers using them all
+are at most :data:`.terms.FALLBACK_MAX_SHARE` of the atlas and, with embeddings, a shown paper is as close in meaning
+as a partial match must be (``earthquake prediction``: none); the meaning tier still embeds the whole query.
 
 Nothing else: a query no paper is about returns no hits and a message saying so, and a filter that removes every
 keyword match says that too, instead of filling the page with unrelated papers.
 
-The cut-offs were calibrated on the hand-judged queries of ``benchmarks/data/search_queries.json`` (all-MiniLM-L6-v2
-embeddings): the best query-paper cosine of the queries about nothing in the atlas was 0.22-0.36 on ICLR 2021,
-relevant papers mostly above 0.4; papers relevant through the feedback had mean cosines of 0.55-0.65 to the keyword
-matches, unrelated neighbours of one of them below 0.5.
+The cut-offs were calibrated on ``benchmarks/data/search_queries.json`` (all-MiniLM-L6-v2): on ICLR 2021 the best
+cosine of the queries about nothing in the atlas was 0.22-0.36, relevant papers mostly above 0.4; papers relevant
+through the feedback had mean cosines of 0.55-0.65 to the keyword matches, unrelated neighbours of one below 0.5.
 """
 
 from __future__ import annotations
@@ -44,13 +42,15 @@ from . import meaning as _meaning
 from .filters import Filters
 from .hits import MATCH_KINDS, Hit, HitList
 from .postings import bm25_scores, positions, postings, warm
-from .ranking import POOL, fts_phrases, rrf_scores
+from .ranking import POOL, rrf_scores
+from .shapes import MEANING_MIN_COSINE, meaning_floor
 from .terms import (
     Term,
     as_typed,
     candidates_by_letter,
     corrected_query,
     coverage,
+    index_phrases,
     query_terms,
     searched_terms,
     spelling_vocabulary,
@@ -60,8 +60,6 @@ from .together import warm_pieces
 
 #: a paper containing words that carry at least this share of the query's idf is a (partial) keyword match
 PARTIAL_MIN = 0.65
-#: a paper without the query's words is a meaning match from this query-paper cosine (all-MiniLM-L6-v2)
-MEANING_MIN_COSINE = 0.42
 #: ... or from this mean cosine to the first :data:`N_FEEDBACK` keyword matches
 NEIGHBOUR_MIN_COSINE = 0.55
 #: how many of the best keyword matches give the feedback (and at least two must exist)
@@ -287,17 +285,17 @@ def _near(atlas: Atlas, feedback: list[Paper]) -> np.ndarray:
 
 def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.ndarray | None,
                   ok: Callable[[Paper], bool] | None, limit: int | None = None,
-                  rows: np.ndarray | None = None) -> tuple[HitList, bool]:
-    """Papers close to the query (``sims``) or to the best keyword matches (``near``), best first.
+                  rows: np.ndarray | None = None, floor: float = MEANING_MIN_COSINE) -> tuple[HitList, bool]:
+    """Papers close to the query (``sims`` from ``floor``) or to the best keyword matches (``near``), best first.
 
     Rows where ``skip`` (``(n_rows,)`` bool) is set and papers ``ok`` refuses are left out; with ``rows`` (sorted,
     no repeats), only those rows are read. Returns at most ``limit`` hits (all for None) and whether there were
     more.
     """
     if rows is None:
-        keep = np.flatnonzero((sims >= MEANING_MIN_COSINE) | (near >= NEIGHBOUR_MIN_COSINE))
+        keep = np.flatnonzero((sims >= floor) | (near >= NEIGHBOUR_MIN_COSINE))
     else:
-        keep = rows[(sims[rows] >= MEANING_MIN_COSINE) | (near[rows] >= NEIGHBOUR_MIN_COSINE)]
+        keep = rows[(sims[rows] >= floor) | (near[rows] >= NEIGHBOUR_MIN_COSINE)]
     if skip is not None:
         keep = keep[~skip[keep]]
     score = sims[keep] + near[keep]
@@ -417,7 +415,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         rows = ix.row_of[np.flatnonzero(cover_any)]
         gathered = _meaning.Gathered(atlas.vectors, rows[rows >= 0])
         sims = gathered.cosines(qv)
-    bm25 = bm25_scores(atlas, fts_phrases(searched)) if mode != "semantic" and cover_any.any() else \
+    bm25 = bm25_scores(atlas, index_phrases(atlas, searched)) if mode != "semantic" and cover_any.any() else \
         (np.zeros(n), np.zeros(n, bool))
     if pending is not None:
         together = np.zeros(n, dtype=bool)
@@ -462,7 +460,8 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
             rows = ix.row_of[docs]
             skip[rows[rows >= 0]] = True
         if index is None:
-            meaning, res.capped = _meaning_tier(atlas, sims, near, skip, ok, POOL)
+            floor = meaning_floor(sims, terms)  # MEANING_MIN_COSINE, or lower for a short query no paper uses
+            meaning, res.capped = _meaning_tier(atlas, sims, near, skip, ok, POOL, floor=floor)
         else:
             meaning, res.capped = _meaning.meaning_from_graph(
                 atlas.vectors, index, qv, centre, (MEANING_MIN_COSINE, NEIGHBOUR_MIN_COSINE),

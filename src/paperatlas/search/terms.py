@@ -27,6 +27,8 @@ from ..text import query_tokens
 from ..vocab import STOP
 from . import together
 from .postings import Postings, postings, quoted, sorted_unique
+from .ranking import fts_phrases
+from .shapes import combos, spellings, split_first_letter
 
 #: FTS5 operators, never searched as words
 _OPERATORS = {"and", "or", "not", "near"}
@@ -89,16 +91,52 @@ def query_words(query: str) -> list[str]:
 def docs_with(atlas: Atlas, word: str) -> np.ndarray:
     """Indices into ``atlas.papers`` of the papers whose indexed text contains ``word`` (FTS5, porter-stemmed).
 
-    Kept per atlas (:mod:`.postings`): a common word is asked of FTS5 once.
+    In any of its spellings some paper uses (:func:`forms`): ``ResNet50`` also finds ``ResNet-50``. Kept per atlas
+    (:mod:`.postings`): a common word is asked of FTS5 once.
 
     Args:
         atlas: the atlas.
         word: one word (no FTS syntax needed: it is quoted).
 
     Returns:
-        ``(n,)`` int32 (empty when none).
+        ``(n,)`` int32, sorted (empty when none).
     """
-    return postings(atlas).get(word).docs
+    px = postings(atlas)
+    found = [px.get(f).docs for f in forms(atlas, word)]
+    return found[0] if len(found) == 1 else np.unique(np.concatenate(found)).astype(np.int32)
+
+
+def forms(atlas: Atlas, word: str) -> list[str]:
+    """The spellings of ``word`` (:func:`paperatlas.search.shapes.spellings`) some paper uses.
+
+    When none does, the word with its first letter apart (``kmeans`` → ``k means``) if a paper uses that.
+
+    Args:
+        atlas: the atlas.
+        word: one query word.
+
+    Returns:
+        The phrases in :func:`~paperatlas.search.shapes.spellings`' order; ``[word]`` when no paper uses any.
+    """
+    px = postings(atlas)
+    found = [f for f in spellings(word) if len(px.get(f).docs)]
+    split = None if found else split_first_letter(word.lower())
+    if split and len(px.get(split).docs):
+        found = [split]
+    return found or [word]
+
+
+def index_phrases(atlas: Atlas, query: str) -> list[str]:
+    """The phrases BM25 searches for ``query``: :func:`paperatlas.search.ranking.fts_phrases` and their :func:`forms`.
+
+    Args:
+        atlas: the atlas.
+        query: any user string.
+
+    Returns:
+        Lower-case phrases, no repeats, e.g. ``["resnet50", "resnet 50"]`` for ``ResNet50`` on ICLR 2021.
+    """
+    return list(dict.fromkeys(f for p in fts_phrases(query) for f in [p, *forms(atlas, p)]))
 
 
 def papers_with(atlas: Atlas, word: str) -> frozenset[str]:
@@ -162,7 +200,8 @@ def start_together(atlas: Atlas, words: list[str], among: np.ndarray | None = No
 
     When FTS5 is asked over the whole table about common words (:data:`BACKGROUND_MIN_PAIRS`), its statements run in
     the atlas's worker thread, so a search can compute its cosines and BM25 meanwhile; otherwise the answer is
-    computed now.
+    computed now. A word some papers spell otherwise (:func:`forms`: ``L2`` and ``$L_2$``) is used together in any
+    of its spellings (at most 8 choices of one spelling per word are asked).
 
     Args:
         atlas: the atlas.
@@ -172,16 +211,25 @@ def start_together(atlas: Atlas, words: list[str], among: np.ndarray | None = No
     Returns:
         A function of no arguments giving :func:`docs_using_together`'s answer (waiting for the worker if need be).
     """
+    choices = combos([forms(atlas, w) for w in words])
+    if len(choices) == 1:
+        return _start_together(atlas, choices[0], among)
+    started = [_start_together(atlas, c, among) for c in choices]
+    return lambda: np.unique(np.concatenate([f() for f in started])).astype(np.int32)
+
+
+def _start_together(atlas: Atlas, words: list[str], among: np.ndarray | None) -> Callable[[], np.ndarray]:
+    """:func:`start_together` for ``words`` each spelt as given (phrases some paper uses)."""
     if not words:
         empty = np.zeros(0, dtype=np.int32)
         return lambda: empty
     px = postings(atlas)
     n = len(atlas.papers)
-    pairs = sum(len(docs_with(atlas, w)) for w in words)
+    pairs = sum(len(px.get(w).docs) for w in words)
     if among is not None:
         among = sorted_unique(np.asarray(among, dtype=np.int64))
         if len(words) == 1:  # NEAR of one phrase: the papers containing it (the salient ones among them)
-            found = among[_mask(docs_with(atlas, words[0]), n)[among]].astype(np.int32)
+            found = among[_mask(px.get(words[0]).docs, n)[among]].astype(np.int32)
             return lambda: found
         if px.can_tokenize and len(among) * TOGETHER_TEXT_RATIO <= pairs:
             phrases = px.tokens(words)
