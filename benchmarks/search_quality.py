@@ -5,7 +5,7 @@ Usage:
     python benchmarks/search_quality.py --iclr A.db --phenomena B.db [--mode hybrid|bm25] [-v]
     PYTHONPATH=/path/to/older/src python benchmarks/search_quality.py ...   # the same queries on older code
 
-The 70 queries of ``benchmarks/data/search_queries.json`` (written by hand with their judgments, see its ``about``)
+The 100 queries of ``benchmarks/data/search_queries.json`` (written by hand with their judgments, see its ``about``)
 run through :func:`paperatlas.search.search` (``k=10``, the query embedder of the CLI) on the ICLR 2021 atlas
 (seed 001) and the Awesome Deep Phenomena atlas (seed 004). Per kind of query it prints:
 
@@ -16,6 +16,10 @@ run through :func:`paperatlas.search.search` (``k=10``, the query embedder of th
   only unrelated papers scores 0 (the right answer may be an empty page).
 * **empty**: for the ``miss`` queries (nothing in the atlas is about them), the share that return no result.
 * **filled**: for the others, the share that return at least one result.
+
+The first 70 queries (issue 15: lookup, miss, typo, researcher, filtered) and the 30 query-shape queries of issue 27
+(kind ``shape``: ``16x16``, ``GPT-3``, ``t-SNE visualization``, ``ε-greedy``, ``k-means``, ...) are reported apart,
+each with its own ``all`` row, so that figures before and after the shapes were added stay comparable.
 
 Figures, not assertions: run it before and after a change to search.
 """
@@ -105,11 +109,16 @@ def main() -> None:
     print(f"\nsearch quality, mode={args.mode}, {len(queries)} queries in {elapsed:.1f} s "
           f"(code: {sys.modules['paperatlas'].__file__})")
     print(f"{'kind':<11}{'queries':>8}{'P@10':>8}{'R@10':>8}{'empty':>8}{'filled':>8}{'mean n':>8}")
-    everything = [r for rs in rows.values() for r in rs]
-    for kind, rs in [*rows.items(), ("all", everything)]:
-        n_mean = sum(r["n"] for r in rs) / len(rs)
-        print(f"{kind:<11}{len(rs):>8}{mean(rs, 'p10'):>8}{mean(rs, 'r10'):>8}{mean(rs, 'empty'):>8}"
-              f"{mean(rs, 'filled'):>8}{n_mean:>8.1f}")
+    old = {k: rs for k, rs in rows.items() if k != "shape"}
+    tables = [("first 70 (issue 15)", [*old.items(), ("all", [r for rs in old.values() for r in rs])])]
+    if "shape" in rows:
+        tables.append(("query shapes (issue 27)", [("shape", rows["shape"])]))
+    for title, table in tables:
+        print(f"-- {title}")
+        for kind, rs in table:
+            n_mean = sum(r["n"] for r in rs) / len(rs)
+            print(f"{kind:<11}{len(rs):>8}{mean(rs, 'p10'):>8}{mean(rs, 'r10'):>8}{mean(rs, 'empty'):>8}"
+                  f"{mean(rs, 'filled'):>8}{n_mean:>8.1f}")
 
 
 if __name__ == "__main__":
