@@ -129,8 +129,8 @@ def related_methods(texts: Sequence[str], emb: np.ndarray, seed: int = 42) -> di
 
     def ours(i: int) -> np.ndarray:
         cos = x @ x[i]
-        cos[i] = -np.inf
-        pool = np.argsort(-cos, kind="stable")[:POOL]
+        pool = np.argsort(-cos, kind="stable")
+        pool = pool[pool != i][:POOL]
         lex = np.asarray((tfidf[pool] @ tfidf[i].T).todense()).ravel()
         fused, _ = fuse(cos[pool], lex, dense=emb[pool] @ emb[i])
         out = np.full(len(texts), -np.inf)

@@ -7,21 +7,24 @@ r"""Recommendations from papers you liked (and disliked): ours, and arxiv-sanity
 * lexical: cosine of TF-IDF vectors of title + abstract (or digest), :func:`paperatlas.enrich.topics.tfidf_vectorizer`
   (sublinear tf, unigrams + bigrams, English stop words), a sparse ``(n, ≤ 20000)`` matrix built once per corpus.
 
-Per signal, a paper's affinity to the liked set is ``(1 - MAX_WEIGHT) * mean + MAX_WEIGHT * max`` of its cosines
-to the liked papers (the mean is the Rocchio centroid score; the max would favour papers close to just one liked
-paper of a mixed list, but measured worse: MAX_WEIGHT = 0.3 lost 2-3 P@10 points on both gold sets, so it is 0).
-Disliked papers subtract ``DISLIKE_WEIGHT *`` the max cosine to them. Each signal is then
-standardised over the corpus (z-score) and the two are summed with weight :data:`LEXICAL_WEIGHT` on the lexical
-one. A second, pseudo-relevance-feedback round (Rocchio 1971; Xu & Croft 1996) adds the top :data:`PRF_DEPTH`
-papers of the first round as liked papers with weight :data:`PRF_WEIGHT`. The constants are the ones
-``paperatlas eval recommend`` measured best on its two gold sets. On MiniLM alone (grid over lexical weight 0.5-1.5,
-max weight 0/0.3, feedback depth 0/3/5/10 and weight 0.5/1, seed 42 draws): P@10 0.898 on awesome and 0.362 on
-aaai vs 0.878/0.340 without the feedback round and 0.775/0.329 for MiniLM alone. On the representation (issue 27;
-lexical weight 0.25/0.5/1, feedback depth 5/10, weight 0.5/1; seeds 42-44): lexical weight 0.25, depth 10,
-weight 0.5 gave 0.883 / 0.359 against arxiv-sanity-lite's 0.833 / 0.320 (lexical weight 1.0, depth 5:
-0.869 / 0.357). Also tried and dropped: a LinearSVC as arxiv-sanity-lite's but on TF-IDF ⊕ the representation
-(0.871-0.887 / 0.374-0.381; a per-request SVM fit over the whole atlas, too slow at 42k papers). A request is a
-few dense and sparse matrix-vector products over the corpus (~10 ms for 40k papers, ``benchmarks/recommend_bench.py``).
+Per signal, a paper's affinity to the liked set is ``(1 - MAX_WEIGHT) * mean + MAX_WEIGHT * max`` of its cosines to
+the liked papers (the mean is the Rocchio centroid score; the max would favour papers close to just one liked paper
+of a mixed list, but measured worse: MAX_WEIGHT = 0.3 lost 2-3 P@10 points on both gold sets, so it is 0). Disliked
+papers subtract ``DISLIKE_WEIGHT *`` the max cosine to them. Each signal is then standardised over the corpus
+(z-score) and the two are summed with weight :data:`LEXICAL_WEIGHT` on the lexical one. A topic signal adds
+:data:`TOPIC_WEIGHT` times the share of the liked papers in the paper's sub-topic and the share in its area (the
+atlas's topics; ``eval recommend`` fits them as the build does). A second, pseudo-relevance-feedback round (Rocchio
+1971; Xu & Croft 1996) adds the top :data:`PRF_DEPTH` papers of the first round as liked papers with weight
+:data:`PRF_WEIGHT`. The constants are the ones ``paperatlas eval recommend`` measured best on its two gold sets. On
+MiniLM alone (grid over lexical weight 0.5-1.5, max weight 0/0.3, feedback depth 0/3/5/10 and weight 0.5/1, seed 42
+draws): P@10 0.898 on awesome and 0.362 on aaai vs 0.878/0.340 without the feedback round and 0.775/0.329 for MiniLM
+alone. On the representation (issue 27; lexical weight 0.25/0.5/1, feedback depth 5/10, weight 0.5/1; seeds 42-44):
+lexical weight 0.25, depth 10, weight 0.5 gave 0.883 / 0.359 against arxiv-sanity-lite's 0.833 / 0.320 (lexical
+weight 1.0, depth 5: 0.869 / 0.357); the topic signal then (weight 0.5, 1, 1.5, 2, 3 on sub-topic and area): 0.894,
+0.902, 0.908, 0.914, 0.920 / 0.360, 0.361, 0.362, 0.364, 0.362; 2.0 is kept (3.0 lets the topics outweigh every
+similarity). Also tried and dropped: a LinearSVC as arxiv-sanity-lite's but on TF-IDF ⊕ the representation
+(0.871-0.887 / 0.374-0.381; a per-request SVM fit over the whole atlas, too slow at 42k papers). A request is a few
+dense and sparse matrix-vector products over the corpus (~10 ms for 40k papers, ``benchmarks/recommend_bench.py``).
 
 **Baseline** (:func:`svm_rank`): arxiv-sanity-lite (Karpathy, github.com/karpathy/arxiv-sanity-lite).
 ``compute.py`` builds TF-IDF features of ``title + summary + authors`` with ``TfidfVectorizer(input='content',
@@ -98,8 +101,11 @@ def recommender_for(atlas: Atlas) -> Recommender:
         The shared recommender.
     """
     def make() -> Recommender:
-        texts = [_atlas_text(atlas.by_id[i]) for i in atlas.ids]
-        return Recommender(texts, paper_vectors(atlas), tfidf=lexical_matrix(atlas))
+        papers = [atlas.by_id[i] for i in atlas.ids]
+        texts = [_atlas_text(p) for p in papers]
+        topics = np.array([-1 if p.topic_id is None else p.topic_id for p in papers], dtype=np.int64)
+        areas = np.array([-1 if (a := atlas.area_of(p.topic_id)) is None else a.id for p in papers], dtype=np.int64)
+        return Recommender(texts, paper_vectors(atlas), tfidf=lexical_matrix(atlas), topics=topics, areas=areas)
 
     return atlas.derived("recommender", make)
 

@@ -19,6 +19,9 @@ LEXICAL_WEIGHT = 0.25
 MAX_WEIGHT = 0.0
 #: weight of the max cosine to a disliked paper, subtracted from the affinity
 DISLIKE_WEIGHT = 0.5
+#: weight of the topic signal: the share of the liked papers in a paper's sub-topic, and in its area, each times this
+#: (z-score units; 2.0 measured best of 0.5-3, see :mod:`paperatlas.recommend`)
+TOPIC_WEIGHT = 2.0
 #: pseudo-relevance feedback: the first round's top papers added as liked, each with this weight (0 = off)
 PRF_DEPTH = 10
 PRF_WEIGHT = 0.5
@@ -53,14 +56,18 @@ class Recommender:
         prf_weight: their weight (default :data:`PRF_WEIGHT`; 0 = off).
         tfidf: ``(matrix, terms)`` of ``texts`` made already (:func:`paperatlas.enrich.lexical.lexical_index`, e.g.
             stored by the build); None to fit it here.
+        topics: ``(n,)`` int sub-topic id of every paper (-1: none); None for no topic signal.
+        areas: ``(n,)`` int area id of every paper (-1: none); None for no topic signal.
+        topic_weight: weight of the topic signal (default :data:`TOPIC_WEIGHT`).
 
     Raises:
-        ValueError: when ``texts`` and ``vectors`` differ in length.
+        ValueError: when ``texts``, ``vectors``, ``topics`` or ``areas`` differ in length.
     """
 
     def __init__(self, texts: Sequence[str], vectors: np.ndarray, lexical_weight: float = LEXICAL_WEIGHT,
                  max_weight: float = MAX_WEIGHT, dislike_weight: float = DISLIKE_WEIGHT, prf_depth: int = PRF_DEPTH,
-                 prf_weight: float = PRF_WEIGHT, tfidf=None):
+                 prf_weight: float = PRF_WEIGHT, tfidf=None, topics: np.ndarray | None = None,
+                 areas: np.ndarray | None = None, topic_weight: float = TOPIC_WEIGHT):
         if len(texts) != len(vectors):
             raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
         self.n = len(texts)
@@ -71,6 +78,10 @@ class Recommender:
             self.tfidf, self.terms = lexical_index(texts) if self.n else (None, np.array([], dtype=object))
         self.lexical_weight, self.max_weight, self.dislike_weight = lexical_weight, max_weight, dislike_weight
         self.prf_depth, self.prf_weight = prf_depth, prf_weight
+        self.topic_weight = topic_weight
+        self.groups = [np.asarray(g, dtype=np.int64) for g in (topics, areas) if g is not None]
+        if any(len(g) != self.n for g in self.groups):
+            raise ValueError(f"{self.n} papers but topic ids for {[len(g) for g in self.groups]}")
 
     # per-signal cosines of every paper to the given rows: (n, len(rows))
     def dense_sims(self, rows: Sequence[int]) -> np.ndarray:
@@ -159,11 +170,38 @@ class Recommender:
             return total
 
         total = combine([])
+        if signals == "both" and self.groups and self.topic_weight:
+            total = total + self.topic_signal(liked)
         if prf and self.prf_depth and self.prf_weight:
             seen = set(liked) | set(disliked)
             top = [int(i) for i in np.argsort(-total, kind="stable")[: self.prf_depth + len(seen)] if i not in seen]
             total = combine(top[: self.prf_depth])
+            if self.groups and self.topic_weight:
+                total = total + self.topic_signal(liked)
         return total
+
+    def topic_signal(self, liked: Sequence[int]) -> np.ndarray:
+        """The topic signal: per paper, the share of ``liked`` in its sub-topic plus the share in its area.
+
+        Args:
+            liked: liked rows.
+
+        Returns:
+            ``(n,)`` float64, times :attr:`topic_weight`; 0 for papers without a topic, or without topic ids.
+        """
+        out = np.zeros(self.n, dtype=np.float64)
+        liked = list(liked)
+        for g in self.groups:
+            ids, counts = np.unique(g[liked], return_counts=True)
+            share = dict(zip(ids.tolist(), (counts / len(liked)).tolist(), strict=True))
+            share.pop(-1, None)
+            if share:
+                keys = np.array(list(share), dtype=np.int64)
+                vals = np.array(list(share.values()))
+                pos = np.searchsorted(keys, g)
+                hit = (pos < len(keys)) & (keys[np.minimum(pos, len(keys) - 1)] == g)
+                out[hit] += vals[pos[hit]]
+        return self.topic_weight * out
 
     def driving_terms(self, row: int, liked: Sequence[int], k: int = 3, vocabulary: set[str] | None = None
                       ) -> list[str]:

@@ -1,11 +1,10 @@
 """Honest search: papers that use the query's words first, papers close only in meaning marked and cut off.
 
 A search returns three tiers, in this order:
-
 1. **keyword** matches: papers that use every word of the query (:mod:`.terms`: any indexed field, stemmed,
    typos corrected) *together*: each word in the title, keyphrases or TL;DR, or all within a few tokens of each
-   other in the abstract. Ordered by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009) of their
-   BM25 rank and their embedding-cosine rank.
+   other in the abstract. Ordered by reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009) of their BM25
+   rank and the rank of their cosine to the query in the paper representation (:func:`.representation.query_vector`).
 2. **partial** matches: papers whose words carry at least :data:`PARTIAL_MIN` of the query's idf mass (or all of
    them, scattered), kept only when also plausible in meaning (cosine ≥ :data:`PARTIAL_MIN_COSINE`); same order.
 3. **meaning** matches: papers without the words whose embedding is close to the query (cosine ≥
@@ -20,11 +19,10 @@ are at most :data:`.terms.FALLBACK_MAX_SHARE` of the atlas and, with embeddings,
 as a partial match must be (``earthquake prediction``: none); the meaning tier still embeds the whole query.
 
 Nothing else: a query no paper is about returns no hits and a message saying so, and a filter that removes every
-keyword match says that too, instead of filling the page with unrelated papers.
-
-The cut-offs were calibrated on ``benchmarks/data/search_queries.json`` (all-MiniLM-L6-v2): on ICLR 2021 the best
-cosine of the queries about nothing in the atlas was 0.22-0.36, relevant papers mostly above 0.4; papers relevant
-through the feedback had mean cosines of 0.55-0.65 to the keyword matches, unrelated neighbours of one below 0.5.
+keyword match says that too, instead of filling the page with unrelated papers. The cut-offs were calibrated on
+``benchmarks/data/search_queries.json`` (all-MiniLM-L6-v2): on ICLR 2021 the best cosine of the queries about
+nothing in the atlas was 0.22-0.36, relevant papers mostly above 0.4; papers relevant through the feedback had mean
+cosines of 0.55-0.65 to the keyword matches, unrelated neighbours of one below 0.5.
 """
 
 from __future__ import annotations
@@ -43,6 +41,7 @@ from .filters import Filters
 from .hits import MATCH_KINDS, Hit, HitList
 from .postings import bm25_scores, positions, postings, warm
 from .ranking import POOL, rrf_scores
+from .representation import query_cosines
 from .shapes import MEANING_MIN_COSINE, meaning_floor
 from .terms import (
     Term,
@@ -415,6 +414,8 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         rows = ix.row_of[np.flatnonzero(cover_any)]
         gathered = _meaning.Gathered(atlas.vectors, rows[rows >= 0])
         sims = gathered.cosines(qv)
+    # the keyword tiers fuse BM25 with the query's cosine in the paper representation (MiniLM ⊕ LSA)
+    rsims = None if qv is None else query_cosines(atlas, searched, qv, ix.row_of[np.flatnonzero(cover_any)])
     bm25 = bm25_scores(atlas, index_phrases(atlas, searched)) if mode != "semantic" and cover_any.any() else \
         (np.zeros(n), np.zeros(n, bool))
     if pending is not None:
@@ -436,14 +437,14 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
             res.hits = HitList(atlas.papers, hits.docs, hits.score, match=kind)
         res.message = _message(terms, query, searched, res, flt.any(), semantic)
         return res
-    res.hits = _keyword_tier(atlas, bm25, full, sims, "keyword")
+    res.hits = _keyword_tier(atlas, bm25, full, rsims, "keyword")
     partial = _passing(atlas, np.flatnonzero(cover_any & ~full_mask), ok)
     if sims is None:
         res.hits += _keyword_tier(atlas, bm25, partial, None, "partial")
     else:
         # feedback from the papers that use every word (after the filters, else before them)
         best = [h.paper for h in res.hits[:N_FEEDBACK]] or \
-            [h.paper for h in _keyword_tier(atlas, bm25, full_all, sims, "keyword")[:N_FEEDBACK]]
+            [h.paper for h in _keyword_tier(atlas, bm25, full_all, rsims, "keyword")[:N_FEEDBACK]]
         rows = ix.row_of[partial]
         have = rows >= 0
         if index is None:
@@ -454,7 +455,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         # a partial match must also be plausible in meaning: a third of the way to a meaning match
         close = (sims[rows[have]] >= PARTIAL_MIN_COSINE) | (near[rows[have]] >= NEIGHBOUR_MIN_COSINE)
         plausible = partial[have][close]
-        res.hits += _keyword_tier(atlas, bm25, plausible, sims, "partial")
+        res.hits += _keyword_tier(atlas, bm25, plausible, rsims, "partial")
         skip = np.zeros(len(sims), dtype=bool)
         for docs in (full_all, plausible):
             rows = ix.row_of[docs]
