@@ -439,9 +439,10 @@ def profile(db: Path, rounds: int = 2) -> dict:
                 spent[name] += time.perf_counter() - t
         return run
 
-    for name in ("query_terms", "corrected_query", "_cosines", "coverage", "_passing",
+    for name in ("query_terms", "corrected_query", "coverage", "_passing", "query_cosines",
                  "bm25_scores", "_keyword_tier", "_near", "_meaning_tier", "_message", "_rows"):
         setattr(engine, name, timed(name, getattr(engine, name)))
+    engine._meaning.cosines = timed("cosines", engine._meaning.cosines)
     start_together = engine.start_together
 
     def together(*a, **kw):  # the start, and the wait for the answer when the search asks for it

@@ -173,7 +173,7 @@ def test_the_web_app_warms_search_up_and_facet_filters_know_when_none_is_set(sam
 
 
 def test_cosines_are_the_matrix_product_up_to_rounding(atlas):
-    from paperatlas.search.engine import _cosines
+    from paperatlas.search.meaning import cosines as _cosines
 
     v = atlas.vectors
     for q in (v[0], v[:3].mean(axis=0)):

@@ -87,10 +87,12 @@ class SearchResults:
             else None.
         message: one line to show above the hits when no paper uses the query's words (or the filters removed
             those that do), e.g. ``No paper mentions “grokking”; nearest by meaning:``, or when a word is in no
-            paper and the others' papers are shown (``No paper mentions “t-SNE”; 69 mention “visualization”``);
-            empty otherwise.
+            paper and the others' papers are shown (``No paper mentions “t-SNE”; 69 mention “visualization”, 1
+            of them close in meaning``); empty otherwise.
         unfiltered: how many papers use the query's words without the filters (equals ``n_keyword`` when no
             filter is set).
+        mentioning: when a word no paper uses is left out, how many papers use all the others (before the
+            meaning gate and the filters); else 0.
     """
 
     query: str
@@ -99,6 +101,7 @@ class SearchResults:
     corrected: str | None = None
     message: str = ""
     unfiltered: int = 0
+    mentioning: int = 0
 
     @property
     def total(self) -> int:
@@ -257,17 +260,6 @@ def _keyword_tier(atlas: Atlas, bm25: tuple[np.ndarray, np.ndarray], cover: np.n
     return HitList(atlas.papers, cover[order], fused[order], brank[order], srank[order], label)
 
 
-def _cosines(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``(n_rows,)`` float32 ``vectors @ q``, one row at a time (``np.vecdot``).
-
-    Not the BLAS matrix-vector product: in the web app the query embedding's ONNX Runtime threads have just
-    run, and OpenBLAS's own threads then fought them for the two cores (at 42k papers, two products took
-    23 ms p50 and 35-266 ms p95 right after an embedding, one at a time 8.6 ms p50 and 14 ms p95). The values are
-    the same float32 dot products, rounded in another order (they differ from ``vectors @ q`` by ~1e-8).
-    """
-    return np.vecdot(vectors, q)
-
-
 def _centre(atlas: Atlas, feedback: list[Paper]) -> np.ndarray | None:
     """``(dim,)`` float32 mean of the ``feedback`` papers' vectors (not normalised); None for fewer than two."""
     rows = [atlas.row_of[p.id] for p in feedback if p.id in atlas.row_of]
@@ -279,7 +271,7 @@ def _near(atlas: Atlas, feedback: list[Paper]) -> np.ndarray:
     centre = _centre(atlas, feedback)
     if centre is None:
         return np.zeros(len(atlas.ids), dtype=np.float32)
-    return _cosines(atlas.vectors, centre)
+    return _meaning.cosines(atlas.vectors, centre)
 
 
 def _meaning_tier(atlas: Atlas, sims: np.ndarray, near: np.ndarray, skip: np.ndarray | None,
@@ -328,9 +320,10 @@ def _message(terms: list[Term], query: str, searched: str, res: SearchResults, f
         if not missing:
             return ""
         used = [t.word for t in terms if len(t.docs)]
-        k, m = res.n_keyword, res.n_meaning
-        return (f"No paper mentions {_quote(' '.join(missing))}; {k} mention{'s' if k == 1 else ''} "
-                f"{_quote(' '.join(used))}" + (f"; {m} more close in meaning" if m else ""))
+        k, m, n = res.n_keyword, res.n_meaning, max(res.mentioning, res.n_keyword)
+        shown = f", {k} of them close in meaning" if n > k else ""
+        return (f"No paper mentions {_quote(' '.join(missing))}; {n} mention{'s' if n == 1 else ''} "
+                f"{_quote(' '.join(used))}{shown}" + (f"; {m} more close in meaning" if m else ""))
     if filtered and res.unfiltered:
         n = res.unfiltered
         head = (f"No paper matching the filters mentions {_quote(searched)} ({n} paper{'s' if n != 1 else ''} "
@@ -409,7 +402,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     if qv is None:
         sims = None
     elif index is None:
-        sims = _cosines(atlas.vectors, qv)
+        sims = _meaning.cosines(atlas.vectors, qv)
     else:  # the rows of the papers with enough of the words, copied once: their cosines to the query, the centre
         rows = ix.row_of[np.flatnonzero(cover_any)]
         gathered = _meaning.Gathered(atlas.vectors, rows[rows >= 0])
@@ -425,11 +418,12 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
     else:
         full_mask[:] = False
     full_all = np.flatnonzero(full_mask)
+    res = SearchResults(query, corrected=corrected, mentioning=len(full_all) if used is not terms else 0)
     if used is not terms and sims is not None:  # the other words alone: only papers plausible in meaning too
         rows = ix.row_of[full_all]
         full_all = full_all[np.where(rows >= 0, sims[rows], -1.0) >= PARTIAL_MIN_COSINE]
     full = _passing(atlas, full_all, ok)
-    res = SearchResults(query, corrected=corrected, unfiltered=len(full_all))
+    res.unfiltered = len(full_all)
     if mode == "semantic":
         if sims is not None:
             hits, _ = _meaning_tier(atlas, sims, np.zeros_like(sims), None, ok)
