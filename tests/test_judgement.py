@@ -38,7 +38,7 @@ def embed():
 
 def test_a_query_is_placed_in_the_representation_with_the_lsa_of_its_words(atlas, embed):
     rep = representation(atlas)
-    assert rep.space is not None
+    assert rep.vocabulary is not None and rep.components is not None
     dense = embed("adversarial robustness")
     q = query_vector(atlas, "adversarial robustness", dense)
     assert q.shape == (paper_vectors(atlas).shape[1],) and abs(float(np.linalg.norm(q)) - 1) < 1e-5
@@ -122,3 +122,27 @@ def test_eval_search_builds_without_the_keywords_and_scores_them_as_queries(tmp_
     assert set(rows) == {"paperatlas search", "BM25 (FTS5)", "TF-IDF cosine", "MiniLM cosine"}
     assert all(0 < r["p10"] <= 1 and 0 < r["r10"] <= 1 and r["n"] == len(queries) for r in rows.values())
     assert "search P@10 >= 1.10x TF-IDF: " in search_eval.goal_check(label, list(rows.values()))
+
+
+@pytest.mark.parametrize("query", ["Lottery ticket hypothesis of the networks", "graph neural networks",
+                                   "the of and", "reinforcement learning", "Fréchet ε-greedy 16x16"])
+def test_the_query_lsa_is_what_the_fitted_tfidf_and_svd_give(atlas, query):
+    from paperatlas.enrich.topics import TopicModel
+
+    space = TopicModel.loads(atlas.stored_model("topics"), atlas.embed_model).space
+    want = space.svd.transform(space.vectorizer.transform([query]))[0]
+    got = representation(atlas).lsa(query)
+    assert (got is None and not want.any()) or np.allclose(got, want, atol=1e-5)
+
+
+def test_a_command_line_search_does_not_import_scikit_learn(sample_atlas):
+    """Placing the query in the representation reads the stored arrays, never scikit-learn (~2 s to import)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from paperatlas.cli import main; sys.argv = ['paperatlas', 'search', 'reinforcement "
+            f"learning', '--db', {str(sample_atlas)!r}];\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', 'sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stdout
+    assert "papers use your words" in out and "LOADED False" in out, out[-2000:]

@@ -41,6 +41,7 @@ from .filters import Filters
 from .hits import MATCH_KINDS, Hit, HitList
 from .postings import bm25_scores, positions, postings, warm
 from .ranking import POOL, rrf_scores
+from .related import warm_related
 from .representation import query_cosines
 from .shapes import MEANING_MIN_COSINE, meaning_floor
 from .terms import (
@@ -408,7 +409,7 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         gathered = _meaning.Gathered(atlas.vectors, rows[rows >= 0])
         sims = gathered.cosines(qv)
     # the keyword tiers fuse BM25 with the query's cosine in the paper representation (MiniLM ⊕ LSA)
-    rsims = None if qv is None else query_cosines(atlas, searched, qv, ix.row_of[np.flatnonzero(cover_any)])
+    rsims = None if qv is None else query_cosines(atlas, searched, qv, ix.row_of[np.flatnonzero(cover_any)], sims)
     bm25 = bm25_scores(atlas, index_phrases(atlas, searched)) if mode != "semantic" and cover_any.any() else \
         (np.zeros(n), np.zeros(n, bool))
     if pending is not None:
@@ -493,9 +494,9 @@ def warm_up(atlas: Atlas, pause: Callable[[], None] | None = None) -> None:
     """Compute ahead what searches of ``atlas`` keep, so that no query waits for it.
 
     The index arrays, the spelling vocabulary and its candidates, the postings of the words in many papers
-    (:func:`paperatlas.search.postings.warm`: ~5 s and ~40 MB at 42k papers; nothing below 1,000 papers), and from
+    (:func:`paperatlas.search.postings.warm`: ~5 s and ~40 MB at 42k papers; nothing below 1,000 papers), from
     :data:`WARM_PIECES_MIN_PAPERS` papers the tokens of a sample's text pieces
-    (:func:`paperatlas.search.together.warm_pieces`).
+    (:func:`paperatlas.search.together.warm_pieces`), and what related papers read (:func:`.related.warm_related`).
 
     Args:
         atlas: the atlas.
@@ -512,3 +513,5 @@ def warm_up(atlas: Atlas, pause: Callable[[], None] | None = None) -> None:
     warm(atlas, pause, words=list(vocab))
     if len(atlas.papers) >= WARM_PIECES_MIN_PAPERS:
         warm_pieces(atlas, pause)
+    wait()
+    warm_related(atlas)  # the representation, the TF-IDF matrix, the keyphrase and author sets (~5 s at 42k)
