@@ -14,7 +14,8 @@ class), ``nDCG@10`` (binary relevance = same class, log2 discount) and ``10-NN a
 10 is the paper's own). Methods:
 
 * ``paperatlas related``: :func:`paperatlas.search.related.fuse` on the :data:`paperatlas.search.related.POOL`
-  papers nearest by the representation, with the MiniLM half's cosine and the TF-IDF cosine
+  papers nearest by the representation's dense half (as an atlas below 100k papers picks them), with the
+  MiniLM half's cosine and the TF-IDF cosine
   (:func:`paperatlas.enrich.lexical.lexical_index`, the matrix the build stores) as the words signal. The gold
   sets carry no keyphrases or author lists that the atlas would have, so the keyphrase and author signals are
   0 here: this row measures meaning + words.
@@ -128,11 +129,11 @@ def related_methods(texts: Sequence[str], emb: np.ndarray, seed: int = 42) -> di
         return np.asarray((weights @ terms[i].T).todense()).ravel()
 
     def ours(i: int) -> np.ndarray:
-        cos = x @ x[i]
-        pool = np.argsort(-cos, kind="stable")
+        dense = emb @ emb[i]  # the pool: nearest by the representation's dense half, as an atlas below 100k
+        pool = np.argsort(-dense, kind="stable")
         pool = pool[pool != i][:POOL]
         lex = np.asarray((tfidf[pool] @ tfidf[i].T).todense()).ravel()
-        fused, _ = fuse(cos[pool], lex, dense=emb[pool] @ emb[i])
+        fused, _ = fuse(x[pool] @ x[i], lex, dense=dense[pool])
         out = np.full(len(texts), -np.inf)
         out[pool] = fused
         return out

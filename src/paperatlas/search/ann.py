@@ -62,7 +62,7 @@ def _usearch():
     return index
 
 
-def _top_k(sims: np.ndarray, k: int) -> np.ndarray:
+def top_k(sims: np.ndarray, k: int) -> np.ndarray:
     """Rows of the ``k`` largest values of ``sims`` ``(n,)``, largest first, ties in row order.
 
     The same rows and order as ``np.argsort(-sims, kind="stable")[:k]`` in O(n) instead of O(n log n).
@@ -188,7 +188,7 @@ class NeighbourIndex:
             for s in range(0, len(queries), step):
                 sims = queries[s:s + step] @ self.vectors.T
                 for j, row in enumerate(sims):
-                    top = _top_k(row, k)
+                    top = top_k(row, k)
                     rows[s + j], cos[s + j] = top, row[top]
             return rows, cos
         self._graph.expansion_search = self.expansion_search
@@ -203,7 +203,7 @@ class NeighbourIndex:
             cand = keys[i, :counts[i]].astype(np.int64)
             if len(cand) < k:  # the graph did not reach k rows (tiny or odd graphs): answer exactly
                 sims = self.vectors @ q
-                top = _top_k(sims, k)
+                top = top_k(sims, k)
                 rows[i], cos[i] = top, sims[top]
                 continue
             sims = self.vectors[cand] @ q
