@@ -205,21 +205,28 @@ def fuse(cosine: np.ndarray, lexical: np.ndarray, keyphrases: np.ndarray | None 
 def _row_dots(m, rows: np.ndarray, me: int) -> np.ndarray:
     """``(len(rows),)`` float64 dot products of the sparse CSR rows ``m[rows]`` with the row ``m[me]``.
 
-    Gathered from the CSR arrays directly: ``(m[rows] @ m[me].T)`` through scipy costs ~0.3 ms a request in
-    index checks for 100 rows of ~100 entries (this: ~0.03 ms).
+    Gathered from the CSR arrays directly (each entry of the pool's rows looked up among ``me``'s columns):
+    ``m[rows] @ m[me].T`` through scipy cost ~0.3 ms a request in index checks for 100 rows of ~100 entries.
     """
     indptr, indices, data = m.indptr, m.indices, m.data
-    mine = np.zeros(m.shape[1], dtype=np.float64)
-    mine[indices[indptr[me]:indptr[me + 1]]] = data[indptr[me]:indptr[me + 1]]
-    starts, ends = indptr[rows], indptr[rows + 1]
-    lengths = ends - starts
     out = np.zeros(len(rows), dtype=np.float64)
-    if not lengths.sum():
+    lo, hi = indptr[me], indptr[me + 1]
+    if lo == hi:
         return out
-    at = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
-    prod = data[at] * mine[indices[at]]
+    order = np.argsort(indices[lo:hi], kind="stable")
+    mine_cols, mine_vals = indices[lo:hi][order], data[lo:hi][order].astype(np.float64)
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    total = int(lengths.sum())
+    if not total:
+        return out
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    at = np.repeat(starts - offsets, lengths) + np.arange(total)
+    cols = indices[at]
+    pos = np.minimum(np.searchsorted(mine_cols, cols), len(mine_cols) - 1)
+    prod = np.where(mine_cols[pos] == cols, mine_vals[pos] * data[at], 0.0)
     nonempty = lengths > 0
-    out[nonempty] = np.add.reduceat(prod, np.concatenate([[0], np.cumsum(lengths)[:-1]])[nonempty])
+    out[nonempty] = np.add.reduceat(prod, offsets[nonempty])
     return out
 
 
