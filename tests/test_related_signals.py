@@ -86,3 +86,22 @@ def test_a_minilm_query_ranks_the_representation_as_minilm_alone(atlas):
                                                                                    kind="stable")[:10])
     with pytest.raises(ValueError):
         dense_query(np.ones(x.shape[1] + 1, np.float32), x.shape[1])
+
+
+def test_the_pool_signals_are_the_sparse_dot_products(atlas):
+    import importlib
+
+    from paperatlas.search.representation import lexical_matrix
+
+    rel = importlib.import_module("paperatlas.search.related")
+    x, _ = lexical_matrix(atlas)
+    phrases, authors = rel._keys(atlas)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        me = int(rng.integers(len(atlas.ids)))
+        rows = rng.choice(len(atlas.ids), 30, replace=False)
+        for m in (x, phrases, authors):
+            want = np.asarray((m[rows] @ m[me].T).todense()).ravel()
+            assert np.allclose(rel._row_dots(m, rows, me), want, atol=1e-6)
+    shared = [rel._row_dots(phrases, np.arange(len(atlas.ids)), me)[me] for me in range(len(atlas.ids))]
+    assert max(shared) >= 1  # a paper shares its own specific keyphrases with itself
