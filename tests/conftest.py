@@ -101,3 +101,18 @@ def browser():
                                      "--disable-component-update", "--no-first-run", "--disable-sync"])
         yield b
         b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A page of :func:`browser` for a static site opened from ``file://``: every other URL is refused (the site
+    must work offline), and a console error or page error fails the test. Modules with other needs define their
+    own ``page``."""
+    pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems: list[str] = []
+    pg.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: problems.append(str(e)))
+    pg.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    yield pg
+    pg.close()
+    assert problems == [], problems

@@ -31,18 +31,6 @@ def site_data(site) -> dict:
     return json.loads(text.removeprefix("window.ATLAS = ").rstrip().removesuffix(";"))
 
 
-@pytest.fixture
-def page(browser):
-    pg = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
-    pg.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: problems.append(str(e)))
-    pg.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
-    yield pg
-    pg.close()
-    assert problems == [], problems
-
-
 def shown(page) -> list[str]:
     return page.locator("#results a.result-link").all_text_contents()
 

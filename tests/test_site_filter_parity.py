@@ -33,18 +33,6 @@ def site(atlas_db, tmp_path_factory):  # noqa: F811 - the imported fixture
     return out
 
 
-@pytest.fixture
-def page(browser):
-    pg = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
-    pg.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: problems.append(str(e)))
-    pg.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
-    yield pg
-    pg.close()
-    assert problems == [], problems
-
-
 def site_ids(page) -> list[str]:
     """The ids of the papers the site lists now, in its order (every page: ``show=all`` is asked for)."""
     page.wait_for_function("document.getElementById('count').textContent !== ''")
