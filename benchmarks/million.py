@@ -439,10 +439,11 @@ def profile(db: Path, rounds: int = 2) -> dict:
                 spent[name] += time.perf_counter() - t
         return run
 
-    for name in ("query_terms", "corrected_query", "coverage", "_passing", "query_cosines",
+    for name in ("query_terms", "corrected_query", "coverage", "_passing",
                  "bm25_scores", "_keyword_tier", "_near", "_meaning_tier", "_message", "_rows"):
         setattr(engine, name, timed(name, getattr(engine, name)))
     engine._meaning.cosines = timed("cosines", engine._meaning.cosines)
+    engine._meaning.query_cosines = timed("query_cosines", engine._meaning.query_cosines)
     start_together = engine.start_together
 
     def together(*a, **kw):  # the start, and the wait for the answer when the search asks for it

@@ -15,8 +15,9 @@ from conftest import FIXTURES
 from paperatlas.enrich.query_embed import query_embedder
 from paperatlas.recommend import Recommender, recommender_for
 from paperatlas.search import search_results
+from paperatlas.search.meaning import query_cosines
 from paperatlas.search.ranking import rrf_scores
-from paperatlas.search.representation import paper_vectors, query_cosines, query_vector, representation
+from paperatlas.search.representation import paper_vectors, query_vector, representation
 from paperatlas.store import Atlas
 
 AWESOME_FIXTURE = FIXTURES / "awesome_topics.txt"

@@ -42,7 +42,6 @@ from .hits import MATCH_KINDS, Hit, HitList
 from .postings import bm25_scores, positions, postings, warm
 from .ranking import POOL, rrf_scores
 from .related import warm_related
-from .representation import query_cosines
 from .shapes import MEANING_MIN_COSINE, meaning_floor
 from .terms import (
     Term,
@@ -409,7 +408,8 @@ def _query_results(atlas: Atlas, query: str, flt: Filters, ok: Callable[[Paper],
         gathered = _meaning.Gathered(atlas.vectors, rows[rows >= 0])
         sims = gathered.cosines(qv)
     # the keyword tiers fuse BM25 with the query's cosine in the paper representation (MiniLM ⊕ LSA)
-    rsims = None if qv is None else query_cosines(atlas, searched, qv, ix.row_of[np.flatnonzero(cover_any)], sims)
+    rsims = None if qv is None else \
+        _meaning.query_cosines(atlas, searched, qv, ix.row_of[np.flatnonzero(cover_any)], sims)
     bm25 = bm25_scores(atlas, index_phrases(atlas, searched)) if mode != "semantic" and cover_any.any() else \
         (np.zeros(n), np.zeros(n, bool))
     if pending is not None:

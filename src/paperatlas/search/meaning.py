@@ -18,15 +18,17 @@ computes them only where a tier reads them:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
+from ..enrich.hierarchy import DENSE_WEIGHT
 from ..store import Atlas
 from .ann import ANN_MIN_PAPERS, NeighbourIndex
 from .neighbours import neighbour_index
 from .postings import sorted_unique
-from .representation import dense_query
+from .representation import dense_query, paper_vectors, query_vector
 
 #: fewest rows for which the meaning tier uses the graph (below it: exact scans, the same results as ever)
 MEANING_ANN_MIN_ROWS = ANN_MIN_PAPERS
@@ -95,6 +97,37 @@ def cosines_at(vectors: np.ndarray, v: np.ndarray, rows: np.ndarray, out: np.nda
         rows = np.sort(np.asarray(rows, dtype=np.int64))
         out[rows] = np.vecdot(vectors[rows], v)
     return out
+
+
+def query_cosines(atlas: Atlas, text: str, dense: np.ndarray, rows: np.ndarray,
+                  sims: np.ndarray | None = None) -> np.ndarray:
+    """Cosines of a query (:func:`.representation.query_vector`) to the paper representation at some rows.
+
+    The representation's cosine is ``DENSE_WEIGHT`` × the MiniLM cosine + ``(1 - DENSE_WEIGHT)`` × the LSA cosine
+    (both halves are unit vectors), so given the MiniLM cosines a search has computed already (``sims``), only the
+    LSA half (k ≤ 256 columns) is read, at ``rows`` or in one scan (:func:`cosines_at`).
+
+    Args:
+        atlas: the atlas.
+        text: the query as searched.
+        dense: ``(384,)`` float32 MiniLM vector of ``text``.
+        rows: rows of ``atlas.ids`` (int, any order; -1 entries ignored).
+        sims: ``(len(atlas.ids),)`` float32 MiniLM cosines of the query, at least at ``rows``; None to compute them.
+
+    Returns:
+        ``(len(atlas.ids),)`` float32: the cosine at ``rows`` (and at every row after a scan); elsewhere -inf or
+        a meaningless value.
+    """
+    vectors = paper_vectors(atlas)
+    rows = np.asarray(rows, dtype=np.int64)
+    rows = rows[rows >= 0]
+    q = query_vector(atlas, text, dense)
+    d = len(dense)
+    if sims is None or vectors.shape[1] == d:  # no split to use: the whole representation
+        return cosines_at(vectors, q, rows)
+    # the MiniLM half's cosines are known: √w · |q's dense half| · sims, plus the LSA half's
+    base = math.sqrt(DENSE_WEIGHT) * float(np.linalg.norm(q[:d])) * np.asarray(sims, np.float32)
+    return cosines_at(vectors[:, d:], q[d:], rows) + base
 
 
 class Gathered:

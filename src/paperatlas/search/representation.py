@@ -1,14 +1,14 @@
 """The paper representation: one vector per paper, shared by topics, related papers and recommendations.
 
-It is the topic embedding (:func:`paperatlas.enrich.topics.topic_embedding`): all-MiniLM-L6-v2 (384-d) ⊕ LSA of
-the corpus's TF-IDF, weighted by :data:`paperatlas.enrich.hierarchy.DENSE_WEIGHT`, L2-normalised. The build
-computes it once for the topics and stores it with the topic model (``models`` table, ``"topics"``, array ``x``);
-related papers (:mod:`.related`), recommendations (:mod:`paperatlas.recommend`) and the stored nearest-neighbour
-index (:mod:`.neighbours`, an HNSW graph from 100k papers) read that same array, and search ranks the papers that
-use the query's words by their cosine to the query placed in the same space (:func:`query_vector`: MiniLM of the
-query ⊕ LSA of its words), fused with BM25 by reciprocal rank fusion. ``paperatlas eval neighbours``
-measures it against its two parts (10-NN class accuracy on seed 004's sections and AAAI 2022's areas: 0.805 and
-0.405, vs MiniLM 0.796 / 0.396 and TF-IDF 0.802 / 0.378).
+It is the topic embedding (:func:`paperatlas.enrich.topics.topic_embedding`): all-MiniLM-L6-v2 (384-d) ⊕ LSA of the
+corpus's TF-IDF, weighted by :data:`paperatlas.enrich.hierarchy.DENSE_WEIGHT`, L2-normalised. The build computes it
+once for the topics and stores it with the topic model (``models`` table, ``"topics"``, array ``x``); related papers
+(:mod:`.related`), recommendations (:mod:`paperatlas.recommend`) and the stored nearest-neighbour index
+(:mod:`.neighbours`, an HNSW graph from 100k papers) read that same array, and search ranks the papers that use the
+query's words by their cosine (:func:`paperatlas.search.meaning.query_cosines`) to the query placed in the same
+space (:func:`query_vector`: MiniLM of the query ⊕ LSA of its words), fused with BM25 by reciprocal rank fusion.
+``paperatlas eval neighbours`` measures it against its two parts (10-NN class accuracy on seed 004's sections and
+AAAI 2022's areas, 3 LSA seeds: 0.819 and 0.403, vs MiniLM 0.796 / 0.396 and TF-IDF 0.802 / 0.378).
 
 An atlas without a usable stored topic model (built before it existed, made with another embedding model, or
 a topic model that misses some paper) falls back to the MiniLM vectors (``atlas.vectors``) until its next build.
@@ -33,10 +33,6 @@ from ..store import Atlas
 
 #: the name of the :meth:`Atlas.derived` value
 DERIVED = "paper representation"
-#: :func:`query_cosines` scans every row when asked for more than this share of them (as the meaning tier does)
-GATHER_SHARE = 0.25
-#: rows gathered at a time
-GATHER_CHUNK = 4096
 #: the name of the :meth:`Atlas.derived` TF-IDF matrix
 LEXICAL = "lexical matrix"
 
@@ -207,49 +203,6 @@ def query_vector(atlas: Atlas, text: str, dense: np.ndarray) -> np.ndarray:
     out = np.concatenate([math.sqrt(DENSE_WEIGHT) * np.asarray(dense, np.float32),
                           math.sqrt(1 - DENSE_WEIGHT) * lsa / norm]).astype(np.float32)
     return out / max(float(np.linalg.norm(out)), 1e-12)
-
-
-def query_cosines(atlas: Atlas, text: str, dense: np.ndarray, rows: np.ndarray,
-                  sims: np.ndarray | None = None) -> np.ndarray:
-    """Cosines of a query (:func:`query_vector`) to the representation of some papers.
-
-    The representation's cosine is ``DENSE_WEIGHT`` × the MiniLM cosine + ``(1 - DENSE_WEIGHT)`` × the LSA cosine
-    (both halves are unit vectors), so given the MiniLM cosines a search has computed already (``sims``), only the
-    LSA half (k ≤ 256 columns) is read.
-
-    Args:
-        atlas: the atlas.
-        text: the query as searched.
-        dense: ``(384,)`` float32 MiniLM vector of ``text``.
-        rows: rows of ``atlas.ids`` (int, any order; -1 entries ignored).
-        sims: ``(len(atlas.ids),)`` float32 MiniLM cosines of the query, at least at ``rows``; None to compute them.
-
-    Returns:
-        ``(len(atlas.ids),)`` float32: the cosine at ``rows``, -inf elsewhere.
-    """
-    rep = representation(atlas)
-    vectors = rep.vectors
-    out = np.full(len(vectors), -np.inf, dtype=np.float32)
-    rows = np.asarray(rows, dtype=np.int64)
-    rows = rows[rows >= 0]
-    if not len(rows):
-        return out
-    q = query_vector(atlas, text, dense)
-    d = len(dense)
-    if sims is None or vectors.shape[1] == d:  # no split to use: the whole representation
-        parts = [(vectors, q)]
-        base = np.zeros(len(vectors), np.float32)
-    else:  # the MiniLM half's cosines are known: w * sims, plus the LSA half
-        parts = [(vectors[:, d:], q[d:])]
-        base = math.sqrt(DENSE_WEIGHT) * np.asarray(sims, np.float32) * float(np.linalg.norm(q[:d]))
-    for x, v in parts:
-        if len(rows) > GATHER_SHARE * len(vectors):  # one pass over every row is cheaper than gathering most
-            out[rows] = (x @ v)[rows] + base[rows]
-        else:
-            for lo in range(0, len(rows), GATHER_CHUNK):  # gathered in chunks: never a copy of many rows at once
-                part = rows[lo:lo + GATHER_CHUNK]
-                out[part] = x[part] @ v + base[part]
-    return out
 
 
 def dense_query(q: np.ndarray, dim: int) -> np.ndarray:
