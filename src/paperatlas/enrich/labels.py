@@ -47,7 +47,8 @@ def phrase_pairs(keyphrases: list[list[str]]) -> list[list[tuple[str, str]]]:
 def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int = 10,
                  taken: set[str] | None = None, n_topics: int | None = None,
                  children: np.ndarray | None = None,
-                 pairs: list[list[tuple[str, str]]] | None = None) -> list[tuple[str, list[str]]]:
+                 pairs: list[list[tuple[str, str]]] | None = None,
+                 texts: list[str] | None = None) -> list[tuple[str, list[str]]]:
     """Label each topic and list its top terms (see the module docstring for the c-TF-IDF weighting).
 
     Labels are unique and 1-5 words; an empty topic gets ``"Topic N"``.
@@ -65,6 +66,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             one. None when labelling sub-topics.
         pairs: :func:`phrase_pairs` of ``keyphrases`` when at hand (labelling areas and sub-topics of the same
             papers makes them once); None to make them here.
+        texts: each paper's title + abstract (same order as ``keyphrases``), or None. Not used yet.
 
     Returns:
         ``(label, top_terms)`` per topic index.

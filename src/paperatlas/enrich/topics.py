@@ -297,7 +297,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
     leaf_ids, area_ids, keep_labels = _match_ids(ids, h, previous_papers, previous_topics)
     mode = "refit" if previous_topics else "fit"
     model = TopicModel(space, h, leaf_ids, area_ids, list(ids), x, xy, embed_model)
-    result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, mode)
+    result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, mode, texts)
     return result
 
 
@@ -398,14 +398,14 @@ def _update(ids, dense, texts, keyphrases, previous: TopicModel, previous_papers
         elif tid in previous_topics:
             relabelled.append(tid)
     model = TopicModel(previous.space, h, leaf_ids, area_ids, list(ids), x, xy, previous.embed_model)
-    result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, "update")
+    result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, "update", texts)
     result.kept_share = kept_same / len(kept) if kept else None
     result.relabelled = sorted(relabelled)
     return result
 
 
 def _finish(ids, x, xy, h: Hierarchy, keyphrases, model: TopicModel, keep_labels: dict[int, str],
-            previous_topics: dict[int, Topic], mode: str) -> TopicResult:
+            previous_topics: dict[int, Topic], mode: str, texts: Sequence[str] | None = None) -> TopicResult:
     n_leaves = len(h.parent)
     n_areas = len(model.area_ids)
     own, low, secondary = confidence(x, h)
@@ -414,8 +414,10 @@ def _finish(ids, x, xy, h: Hierarchy, keyphrases, model: TopicModel, keep_labels
     for label in keep_labels.values():
         taken.add(phrase_key(label))
     pairs = phrase_pairs(keyphrases)
-    area_labels = label_topics(h.area, keyphrases, taken=taken, n_topics=n_areas, children=h.leaf, pairs=pairs)
-    leaf_labels = label_topics(h.leaf, keyphrases, taken=taken, n_topics=n_leaves, pairs=pairs)
+    texts = list(texts) if texts is not None else None
+    area_labels = label_topics(h.area, keyphrases, taken=taken, n_topics=n_areas, children=h.leaf, pairs=pairs,
+                               texts=texts)
+    leaf_labels = label_topics(h.leaf, keyphrases, taken=taken, n_topics=n_leaves, pairs=pairs, texts=texts)
     topics: list[Topic] = []
     for level, assign, labels, ids in ((0, h.area, area_labels, model.area_ids),
                                        (1, h.leaf, leaf_labels, model.leaf_ids)):
