@@ -109,6 +109,7 @@ class BuildReport:
         build_number: this build's number in the atlas's history (:mod:`paperatlas.store.history`).
         n_new: papers no earlier build of the atlas had (``paperatlas new`` lists them).
         notes: one-line remarks for the reader (e.g. the neighbour index needs USearch).
+        topic_edits_not_applied: the reader's topic renames/moves whose topic is gone, one line a kind (in notes).
     """
 
     n_read: int = 0
@@ -146,6 +147,7 @@ class BuildReport:
     keyphrase_stats: str = ""
     #: what the reader should know (e.g. an index that could not be made)
     notes: list[str] = field(default_factory=list)
+    topic_edits_not_applied: list[str] = field(default_factory=list)
 
     @property
     def total_seconds(self) -> float:
@@ -476,9 +478,9 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         tick(1)
         stage("topics+map")
 
-        # the reader's last word: overrides win over everything generated above
-        store.relink_user_rows(con, [(p.id, p.title) for p in papers])  # a corrected title changes the id
-        store.apply_overrides(papers, store.get_overrides(con))
+        # the reader's last word: overrides (TL;DR, keyphrases, topic labels and placements) win over all the above
+        from .store.topic_overrides import apply_reader_edits  # re-links first: a corrected title changes the id
+        apply_reader_edits(con, papers, topics, report)  # sizes follow a moved paper; a gone topic: in report.notes
         named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
         entry = record_build(con, [(p.id, p.title) for p in papers], named)  # before the papers are rewritten
         report.build_number, report.n_new = entry.id, entry.n_new

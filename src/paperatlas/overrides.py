@@ -1,7 +1,9 @@
-"""The reader's overrides: their own TL;DR and keyphrases for a paper, winning over every later rebuild.
+"""The reader's overrides: their own TL;DR, keyphrases and topic for a paper, and their own topic labels.
 
 Overrides live in the atlas file's ``overrides`` table (one row per paper and field, with the paper's title and
-the time of the edit), which builds never write: a rebuild carries it over and re-applies it.
+the time of the edit; a topic's label keyed ``"topic:<id>"``), which builds never write: a rebuild carries it over
+and re-applies it. Each edit also shows at once in the live atlas. Topic renames and moves:
+:func:`rename_topic` and :func:`move_paper` (:mod:`paperatlas.store.topic_overrides`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from .limits import MAX_KEYPHRASE_CHARS as MAX_KEYPHRASE_CHARS
 from .limits import MAX_KEYPHRASES as MAX_KEYPHRASES
 from .limits import check_keyphrase, check_keyphrase_count, check_keyphrases, check_tldr
 from .model import Paper
+from .store.topic_overrides import MAX_TOPIC_LABEL_CHARS as MAX_TOPIC_LABEL_CHARS
+from .store.topic_overrides import move_paper as move_paper
+from .store.topic_overrides import rename_topic as rename_topic
 
 
 def parse_keyphrases(text: str, paper: str | None = None) -> list[str]:
@@ -74,7 +79,8 @@ def override_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyph
     """Record the reader's TL;DR and/or keyphrases for a paper and show them at once.
 
     The overrides, the paper's row and its search-index row are written in one transaction on the live file.
-    ``clear=True`` removes the paper's overrides first; the generated values come back at the next build.
+    ``clear=True`` removes the paper's overrides first; the generated values come back at the next build, and a
+    move to another topic (:func:`move_paper`) is undone at once.
 
     Args:
         db: The atlas file.

@@ -203,35 +203,88 @@ def topics_command(db, terms):
 
 
 @click.command(name="edit")
-@click.argument("paper")
+@click.argument("paper", required=False)
 @db_option
 @click.option("--tldr", default=None, help="Your one-sentence TL;DR for the paper.")
 @click.option("--keyphrases", default=None, help='Your keyphrases, separated by ";", e.g. "a; b; c".')
-@click.option("--clear", is_flag=True, help="Drop your overrides of this paper (generated values return on rebuild).")
-def edit_command(paper, db, tldr, keyphrases, clear):
-    """Override PAPER's (id or title) TL;DR and/or keyphrases.
+@click.option("--topic", "topic_id", type=int, default=None, metavar="ID",
+              help="With PAPER: file it under sub-topic ID. Alone (with --label or --clear): the topic to rename. "
+                   "`paperatlas topics` lists the ids.")
+@click.option("--label", default=None, help="With --topic ID and no PAPER: the topic's new label (area or sub-topic).")
+@click.option("--clear", is_flag=True,
+              help="Drop your edits of PAPER (TL;DR and keyphrases return on rebuild; a moved paper goes back to its "
+                   "earlier topic now), or with --topic ID alone the topic's rename (its label is restored now).")
+def edit_command(paper, db, tldr, keyphrases, topic_id, label, clear):
+    """Override PAPER's (id or title) TL;DR, keyphrases or topic, or rename a topic.
 
-    Your edit wins over every later rebuild, is kept in the atlas file, and is what publish writes. A TL;DR is at
-    most 1,000 characters; at most 50 keyphrases of at most 100 characters each (as in the web app).
+    \b
+      paperatlas edit PAPER --tldr TEXT --keyphrases "a; b"
+      paperatlas edit PAPER --topic 12           file PAPER under sub-topic 12
+      paperatlas edit --topic 3 --label "Graph learning"   rename topic 3
+      paperatlas edit --topic 3 --clear          give topic 3 back its generated label
+
+    Your edit wins over every later rebuild, is kept in the atlas file, shows at once, and is what publish writes.
+    A TL;DR is at most 1,000 characters; at most 50 keyphrases of at most 100 characters each (as in the web app);
+    a topic label at most 100 characters. A paper is filed under a sub-topic, not an area (the indented ids of
+    `paperatlas topics`).
     """
-    from ..overrides import override_paper, parse_keyphrases
+    if paper is None:
+        _edit_topic(db, topic_id, label, clear, tldr is not None or keyphrases is not None)
+        return
+    if label is not None:
+        raise click.UsageError("--label renames a topic: give --topic ID --label TEXT without PAPER")
+    if tldr is None and keyphrases is None and topic_id is None and not clear:
+        raise click.UsageError("give --tldr, --keyphrases or --clear, or --topic ID to file PAPER under a sub-topic")
+    _edit_paper(db, paper, tldr, keyphrases, topic_id, clear)
+
+
+def _edit_topic(db, topic_id, label, clear, paper_fields: bool) -> None:
+    """``paperatlas edit --topic ID --label TEXT`` (or ``--clear``): rename a topic, or drop its rename."""
+    from ..overrides import rename_topic
+    from ..store import AtlasNotFound, MalformedAtlas
+    from ._common import resolve_db
+
+    if topic_id is None or paper_fields or (label is None) == (not clear):
+        raise click.UsageError("give PAPER (with --tldr, --keyphrases, --topic ID or --clear) to edit a paper, or "
+                               "--topic ID with --label TEXT (or --clear) to rename a topic")
+    try:
+        t = rename_topic(resolve_db(db), topic_id, None if clear else label)
+    except (LookupError, ValueError, AtlasNotFound, MalformedAtlas) as e:
+        raise click.ClickException(str(e)) from e
+    kind = "area" if t.level == 0 else "sub-topic"
+    click.echo(f"Topic {t.id} ({kind}, {t.size} papers): {t.label}" + (f" ({t.method})" if t.method else ""))
+    if clear:
+        click.echo("rename dropped: the topic has its generated label again")
+
+
+def _edit_paper(db, paper, tldr, keyphrases, topic_id, clear) -> None:
+    """``paperatlas edit PAPER ...``: the paper's TL;DR, keyphrases and/or topic."""
+    from ..overrides import move_paper, override_paper, parse_keyphrases
     from ..store import AtlasNotFound
 
-    if tldr is None and keyphrases is None and not clear:
-        raise click.UsageError("give --tldr, --keyphrases or --clear")
     atlas = open_atlas(db)
     try:
-        pid = find_or_fail(atlas, paper).id
+        p = find_or_fail(atlas, paper)
+        labels = {t.id: (t.label, atlas.topic_label(t.parent_id) if t.parent_id is not None else "")
+                  for t in atlas.topics.values()}
     finally:
         atlas.close()
+    pid, before = p.id, p.topic_id
     try:
-        p = override_paper(atlas.path, pid, tldr=tldr, clear=clear,
-                           keyphrases=parse_keyphrases(keyphrases, pid) if keyphrases is not None else None)
+        if tldr is not None or keyphrases is not None or clear:
+            p = override_paper(atlas.path, pid, tldr=tldr, clear=clear,
+                               keyphrases=parse_keyphrases(keyphrases, pid) if keyphrases is not None else None)
+        if topic_id is not None:
+            p, _ = move_paper(atlas.path, pid, topic_id)
     except (LookupError, ValueError, AtlasNotFound) as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{p.title} ({p.id})")
     click.echo(f"TL;DR ({p.tldr_method}): {p.tldr}")
     click.echo(f"Keyphrases ({p.keyphrases_method}): {'; '.join(p.keyphrases)}")
+    if p.topic_id is not None:
+        label, area = labels.get(p.topic_id, ("", ""))
+        how = " (moved by reader)" if topic_id is not None else " (moved back)" if p.topic_id != before else ""
+        click.echo(f"Topic: {area + ' › ' if area else ''}{label} (#{p.topic_id}){how}")
     if clear:
         click.echo("overrides cleared; the generated values come back at the next build")
 

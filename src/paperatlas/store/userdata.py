@@ -168,8 +168,9 @@ def _user_rows(con: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict
 
 
 def _override_rows(con: sqlite3.Connection) -> list[dict[str, Any]]:
-    """The overrides, every value checked (raises :class:`~paperatlas.store.check.DamagedAtlas`)."""
-    return read_table(con, "overrides", ("paper_id", "field", "value", "title", "edited_at")) or []
+    """The TL;DR/keyphrase overrides (not :mod:`.topic_overrides`: topic ids are this atlas's own), checked."""
+    rows = read_table(con, "overrides", ("paper_id", "field", "value", "title", "edited_at")) or []
+    return [r for r in rows if r["field"] in EDITABLE_FIELDS]
 
 
 def read_user_rows(db: str | Path | sqlite3.Connection) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -397,7 +398,8 @@ def set_overrides(db: str | Path, paper_id: str, values: dict[str, object], clea
         paper_id: The paper's id.
         values: ``field -> value`` for fields of :data:`EDITABLE_FIELDS` (``tldr``: str, ``keyphrases``:
             list[str]); may be empty.
-        clear: Remove the paper's stored overrides first (the generated values come back at the next build).
+        clear: Remove the paper's stored overrides first (the generated values come back at the next build; a
+            move to another topic is undone: :func:`paperatlas.store.topic_overrides.undo_move`).
 
     Returns:
         The paper's ``papers`` row as now stored (``sqlite3.Row``).
@@ -418,6 +420,9 @@ def set_overrides(db: str | Path, paper_id: str, values: dict[str, object], clea
         if row is None:
             raise LookupError(f"no paper with id {paper_id!r} in {db}")
         if clear:
+            from .topic_overrides import undo_move  # (it imports this module) a move is undone, not just dropped
+
+            undo_move(con, paper_id)
             con.execute("DELETE FROM overrides WHERE paper_id = ?", (paper_id,))
         now = timestamp()
         con.executemany("INSERT OR REPLACE INTO overrides (paper_id, field, value, title, edited_at) "
