@@ -28,7 +28,7 @@ from typing import Any
 from .. import limits
 from ..model import Paper, Topic
 from .audit import read_table
-from .connection import write_transaction
+from .connection import connect, write_transaction
 from .userdata import EDIT_METHOD, apply_overrides, get_overrides, relink_user_rows, timestamp
 
 #: The ``field`` of a topic rename.
@@ -225,6 +225,28 @@ def _stored(con: sqlite3.Connection, key: str, field: str) -> object:
         return json.loads(row[0])
     except (TypeError, ValueError):
         return None
+
+
+def stored_move(db: str | Path, paper_id: str) -> dict[str, Any] | None:
+    """The reader's move of a paper as the live atlas holds it.
+
+    Args:
+        db: The atlas file (opened read-only).
+        paper_id: The paper's id.
+
+    Returns:
+        ``{"topic": its sub-topic, "was": the one before (or None)}``, or None when the reader did not move it.
+
+    Raises:
+        paperatlas.store.AtlasNotFound: There is no file at ``db``.
+    """
+    con = connect(db, readonly=True)
+    try:
+        return _move_value(_stored(con, paper_id, TOPIC_FIELD))
+    except sqlite3.OperationalError:  # an atlas made before overrides
+        return None
+    finally:
+        con.close()
 
 
 def _put(con: sqlite3.Connection, key: str, field: str, value: dict, title: str | None) -> None:

@@ -3,8 +3,8 @@
 The routes live in one module per kind of page, each with a ``register(app, ctx, ...)``: :mod:`.search_views`
 (``/``, ``/api/search``), :mod:`.browse_views` (``/papers``, ``/author/<key>``), :mod:`.paper_views` (paper, topic
 and map pages), :mod:`.trends_views` (``/trends``), :mod:`.reader_views` (actions, reading list, *For you*),
-:mod:`.schedule_views` (the conference plan and its ``.ics``); :mod:`.context` holds what they share and
-:mod:`.security` the host, origin and CSRF checks.
+:mod:`.topic_edit_views` (a topic's rename, a paper's move), :mod:`.schedule_views` (the conference plan and its
+``.ics``); :mod:`.context` holds what they share and :mod:`.security` the host, origin and CSRF checks.
 """
 
 from __future__ import annotations
@@ -27,7 +27,17 @@ from ..model import STATUSES
 from ..search import warm_up
 from ..store import Atlas
 from ..vocab import concept_key
-from . import browse_views, damaged, new_views, paper_views, reader_views, schedule_views, search_views, trends_views
+from . import (
+    browse_views,
+    damaged,
+    new_views,
+    paper_views,
+    reader_views,
+    schedule_views,
+    search_views,
+    topic_edit_views,
+    trends_views,
+)
 from .busy import fast_switching, one_blas_thread, request_gate
 from .context import MAX_K, PAGE_SIZE, WebContext
 from .search_views import FacetFilters
@@ -122,14 +132,26 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     for p in atlas.papers:
         for k in {concept_key(k) for k in p.keyphrases + p.given_keyphrases}:
             kp_count[k] = kp_count.get(k, 0) + 1
-    topics_sorted = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
+    topics_sorted: list = []
     n_areas = sum(t.level == 0 for t in atlas.topics.values())
-    # the search form's topic menu, made once (320 options at 42k papers: ~3 ms a page in the template)
-    options = "".join(f'<option value="{t.id}">{"&nbsp;&nbsp;– " if sub else ""}{escape(t.label)} ({t.size})</option>'
-                      for a in atlas.areas() for sub, t in [(False, a), *((True, s) for s in atlas.subtopics(a.id))])
+    menu = {"options": ""}
+
+    def make_topic_menu() -> None:
+        """Make the topics by size and the search form's topic menu.
+
+        Made once (320 options at 42k papers: ~3 ms a page in the template), and again after a rename or a move.
+        """
+        topics_sorted[:] = sorted(atlas.topics.values(), key=lambda t: (-t.size, t.id))
+        menu["options"] = "".join(
+            f'<option value="{t.id}">{"&nbsp;&nbsp;– " if sub else ""}{escape(t.label)} ({t.size})</option>'
+            for a in atlas.areas() for sub, t in [(False, a), *((True, s) for s in atlas.subtopics(a.id))])
+
+    make_topic_menu()
+    ctx.on_topics_changed.append(make_topic_menu)
 
     def topic_options(selected: str) -> Markup:
         """The topic menu's ``<option>`` elements, the one whose value is ``selected`` (a topic id) selected."""
+        options = menu["options"]
         mark = f'<option value="{selected}">' if selected.isdecimal() else ""
         return Markup(options.replace(mark, mark[:-1] + " selected>", 1) if mark else options)
 
@@ -155,6 +177,7 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     search_views.register(app, ctx, map_args)
     browse_views.register(app, ctx)
     paper_views.register(app, ctx, map_args)
+    topic_edit_views.register(app, ctx)
     reader_views.register(app, ctx)
     new_views.register(app, ctx)
     schedule_views.register(app, ctx)

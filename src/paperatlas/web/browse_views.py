@@ -39,7 +39,7 @@ def register(app: Flask, ctx: WebContext) -> None:
         sort = request.args.get("sort", "").strip() or "title"
         if sort not in orders:
             abort(400, f"sort must be one of: {', '.join(orders)}")
-        ordered = atlas.derived(f"papers by {sort}", lambda: orders[sort](atlas.papers))
+        ordered = atlas.derived(f"papers sorted by {sort}", lambda: orders[sort](atlas.papers))
         offset, size, page_links, show_all = page_window(ctx, len(ordered), "papers")
         sorts = [{"key": k, "label": v, "href": ctx.url_with("papers", sort=k, page=None), "on": k == sort}
                  for k, v in PAPER_SORTS.items()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,11 @@ from .facet_table import FacetTable
 MAX_K = 500
 #: Results per page on the search, all-papers, author and topic lists.
 PAGE_SIZE = 50
+#: The atlas's derived values (:meth:`paperatlas.store.Atlas.derived`) that depend on the topics' labels or on the
+#: topic each paper is filed under: dropped when the reader renames a topic or moves a paper
+#: (:meth:`WebContext.topics_changed`), then made again when next asked for.
+TOPIC_DERIVED = ("papers by topic", "papers sorted by topic", "positions by topic", "topic centroids",
+                 "excluded rows", "recommender", "trends.venues.area")
 
 
 @dataclass
@@ -28,11 +34,30 @@ class WebContext:
         state: ``{"embedder": query embedder or None, "error": why it failed, "facet_table": the atlas's
             :class:`~paperatlas.web.facet_table.FacetTable` once made}``, filled by a background thread.
         facet_cache: ``paper id -> PaperFacets``, computed once per paper.
+        on_topics_changed: called (no arguments) after the reader renamed a topic or moved a paper, by
+            :meth:`topics_changed`: the route modules' own caches of topic labels and members.
     """
 
     atlas: Atlas
     state: dict = field(default_factory=lambda: {"embedder": None})
     facet_cache: dict[str, PaperFacets] = field(default_factory=dict)
+    on_topics_changed: list[Callable[[], None]] = field(default_factory=list)
+
+    def topics_changed(self) -> None:
+        """Forget what was computed from the topics' labels and members (after a rename or a move).
+
+        Drops the :data:`TOPIC_DERIVED` values of the atlas (each once no request is computing it) and calls
+        :attr:`on_topics_changed`. The in-memory topics and papers must already show the edit.
+        """
+        atlas = self.atlas
+        # Atlas has no public way to drop a derived value (it assumes a read-only atlas): its own lock and dict
+        with atlas._derived_guard:
+            locks = {name: atlas._derived_locks.get(name) for name in TOPIC_DERIVED}
+        for name, lock in locks.items():
+            with lock if lock is not None else contextlib.nullcontext(), atlas._derived_guard:
+                atlas._derived.pop(name, None)
+        for forget in self.on_topics_changed:
+            forget()
 
     def facets_for(self, p: Paper) -> PaperFacets:
         """The paper's facets (:func:`paperatlas.facets.facets_of`), cached.

@@ -51,6 +51,7 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
     @app.get("/paper/<pid>")
     def paper(pid: str):
         """A paper by id or title; a title fragment several papers match lists them ("which one?")."""
+        from ..store.topic_overrides import stored_move
         from .reader_views import mine_of
 
         try:
@@ -62,7 +63,8 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         if p.id != pid:  # a title: the page's own address is its id
             return redirect(url_for("paper", pid=p.id))
         return render_template("paper.html", p=p, related=related(atlas, p, k=10), bibtex=bibtex_entry(p),
-                               topic=atlas.topics.get(p.topic_id), mine=mine_of(ctx, p.id), links=out_links(p))
+                               topic=atlas.topics.get(p.topic_id), mine=mine_of(ctx, p.id), links=out_links(p),
+                               moved=stored_move(atlas.path, p.id))
 
     @app.get("/api/related/<pid>")
     def api_related(pid: str):
@@ -100,13 +102,14 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         return render_template("topics.html")
 
     members_of: dict[int, tuple[list, list, dict[str, int]]] = {}  # topic id -> (members, also, count by status)
+    ctx.on_topics_changed.append(members_of.clear)  # the reader moved a paper
 
     def topic_lists(tid: int) -> tuple[list, list, dict[str, int]]:
         """A topic's papers, its "also relevant" papers and its papers' count by status.
 
         The lists are :func:`paperatlas.topics.topic_members`'s, made from one pass over the atlas the first time
-        a topic page is asked for, then kept per topic (a topic's papers never change while the app runs): a
-        request's work is its page's, not the atlas's.
+        a topic page is asked for, then kept per topic (until the reader moves a paper,
+        :meth:`~paperatlas.web.context.WebContext.topics_changed`): a request's work is its page's, not the atlas's.
         """
         got = members_of.get(tid)
         if got is not None:
@@ -148,10 +151,11 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
     def map_data():
         """The map's data (:func:`paperatlas.mapview.map_payload`) as compact JSON with an ETag.
 
-        It is rebuilt only when a paper's TL;DR or keyphrases changed (the fields an edit can change while the app
-        runs).
+        It is rebuilt only when a paper's TL;DR, keyphrases or topic, or a topic's label changed (what an edit can
+        change while the app runs).
         """
-        key = hash(tuple((p.tldr, tuple(p.keyphrases)) for p in atlas.papers))
+        key = hash((tuple((p.tldr, tuple(p.keyphrases), p.topic_id) for p in atlas.papers),
+                    tuple((t.id, t.label, t.size) for t in atlas.topics.values())))
         if map_cache.get("key") != key:
             body = json.dumps(map_payload(atlas.papers, atlas.topics), ensure_ascii=False,
                               separators=(",", ":"), allow_nan=False).encode("utf-8")

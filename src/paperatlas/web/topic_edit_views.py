@@ -1,0 +1,67 @@
+"""The reader's topic edits in the web app: rename a topic (its page), file a paper under another sub-topic (its page).
+
+Both are form POSTs, under the same host, origin and CSRF checks as every other write (:mod:`.security`), written
+to the live atlas file by :func:`paperatlas.overrides.rename_topic` and :func:`paperatlas.overrides.move_paper`
+(kept across rebuilds), then shown at once: the app's in-memory topics and papers are changed the same way and
+what was computed from them is dropped (:meth:`~paperatlas.web.context.WebContext.topics_changed`).
+"""
+
+from __future__ import annotations
+
+from flask import Flask, abort, redirect, request, url_for
+
+from ..store.topic_overrides import file_under
+from .context import WebContext
+
+
+def register(app: Flask, ctx: WebContext) -> None:
+    """Add ``rename_topic`` (``POST /topic/<id>/label``) and ``move_paper`` (``POST /paper/<id>/topic``) to ``app``.
+
+    Args:
+        app: the Flask app.
+        ctx: the shared state.
+    """
+    atlas = ctx.atlas
+
+    @app.post("/topic/<int:tid>/label")
+    def rename_topic(tid: int):
+        """Form fields ``label``, and ``action``: ``rename`` (the default) or ``reset`` (the generated label back)."""
+        from ..overrides import rename_topic as rename
+
+        t = atlas.topics.get(tid)
+        if t is None:
+            abort(404)
+        reset = request.form.get("action") == "reset"
+        try:
+            stored = rename(atlas.path, tid, None if reset else request.form.get("label", ""))
+        except LookupError:  # in the app's atlas, not in the file (rebuilt since the app started)
+            abort(404)
+        except ValueError as e:
+            abort(400, str(e))
+        t.label, t.method = stored.label, stored.method
+        ctx.topics_changed()
+        return redirect(url_for("topic", tid=tid))
+
+    @app.post("/paper/<pid>/topic")
+    def move_paper(pid: str):
+        """Form fields ``topic`` (a sub-topic's id), and ``action``: ``move`` (the default) or ``reset``."""
+        from ..overrides import move_paper as move
+
+        p = atlas.by_id.get(pid)
+        if p is None:
+            abort(404)
+        reset = request.form.get("action") == "reset"
+        raw = request.form.get("topic", "").strip()
+        if not reset and not (raw.isdecimal() and len(raw) < 10):
+            abort(400, "choose a sub-topic (topic must be a topic id)")
+        target = None if reset else int(raw)
+        if target is not None and target not in atlas.topics:
+            abort(400, f"no topic {target} in this atlas")
+        try:
+            stored, placed = move(atlas.path, pid, target)
+        except (LookupError, ValueError) as e:  # an area, or a topic the file no longer has
+            abort(400, str(e))
+        if placed and stored.topic_id in atlas.topics:
+            file_under(p, stored.topic_id, atlas.topics)  # sizes of the topics it left and joined, as stored
+            ctx.topics_changed()
+        return redirect(url_for("paper", pid=pid))
