@@ -135,8 +135,8 @@ def test_format_table_shows_failures_in_the_row():
              "seconds": 1.0},
             {"method": "BERTopic (default)", "error": "ValueError: too few papers"}]
     out = format_table(rows).splitlines()
-    assert out[0].split() == ["method", "#topics", "no", "topic", "NMI", "ARI", "seconds"]
-    assert out[2].split() == ["paperatlas", "areas", "8", "0.0%", "0.500", "0.250", "1.0"]
+    assert out[0].split() == ["method", "#topics", "no", "topic", "NMI", "ARI", "misfiled", "seconds"]
+    assert out[2].split() == ["paperatlas", "areas", "8", "0.0%", "0.500", "0.250", "-", "1.0"]
     assert out[3].startswith("BERTopic (default)") and "failed: ValueError: too few papers" in out[3]
 
 

@@ -2,43 +2,35 @@
 
 Clustering NMI/ARI of the topic areas and sub-topics, and 10-nearest-neighbour accuracy of the paper embeddings.
 
-Gold sets:
-
-* ``awesome`` - seed 004 (Awesome Deep Phenomena, ``../shared/seeds/004_67aa5497667b379c.txt``): the papers filed
-  first under one of the 8 named phenomena sections (``Others`` is left out: 329 of 542 papers); gold class = that
-  section; those entries have no abstract, so text = title + the curator's digest;
-* ``aaai`` - AAAI 2022 (``../shared/data/paperlists/aaai/aaai2022.json.gz``, 1,319 papers): gold class = the
-  paper's ``primary_area`` (20 tracks; note that three of them are ``Computer Vision I/II/III`` and three
-  ``Machine Learning I/II/III``, splits no text-based method can recover); text = title + abstract;
-* any listing file :func:`paperatlas.sources.read` understands: awesome lists are labelled by first section (without
-  ``Others``), paperlists JSON by ``primary_area``; papers without a label are dropped.
+Gold sets (:mod:`paperatlas.eval.gold_sets`): ``awesome`` (seed 004's 8 named sections), ``aaai`` (AAAI 2022
+primary areas), ``cvpr2019`` and ``iccv2019`` (presentation sessions; the default run's four), ``cvpr2017`` and
+``iccv2017`` (sessions, on request), or any listing file (gold class = first awesome-list section, else
+``primary_area``, else ``session``).
 
 Every method gets the same papers and the same paper embeddings: all-MiniLM-L6-v2 of ``"title. text"``
-(:func:`paperatlas.enrich.embed.paper_text`), computed once per gold set and kept in memory for the run.
+(:func:`paperatlas.enrich.embed.paper_text`), computed once per gold set (:func:`embed_texts`, cached on disk by
+text: :mod:`paperatlas.eval.embed_cache`).
 
-**Clustering** (:func:`clustering_rows`), scored by :func:`score_clustering` with scikit-learn's
-``normalized_mutual_info_score`` (arithmetic-mean normalisation, the default) and ``adjusted_rand_score``:
+**Clustering** (:mod:`paperatlas.eval.topic_filing`: our areas and sub-topics as a build files them, the level
+nearest the gold class count, our areas with ``k = #gold``, BERTopic, plain k-means on MiniLM with ``k = #gold``
+and ``k = #sub-topics``), scored by :func:`score_clustering`: scikit-learn's ``normalized_mutual_info_score``
+(arithmetic-mean normalisation, the default), ``adjusted_rand_score`` and the misfiled share
+(:func:`paperatlas.eval.filing.misfiled_share`, ``1 - purity``). Label–name agreement at the nearest level:
+:mod:`paperatlas.eval.label_agreement`.
 
-* ``paperatlas areas`` - :func:`paperatlas.topics.fit_hierarchy` on :func:`paperatlas.topics.topic_embedding`
-  with the default number of areas (what a user gets); label = area;
-* ``paperatlas areas (k = #gold)`` - the same with ``n_areas`` = the number of gold classes (``n_topics`` = the
-  default, at least that): the effect of granularity;
-* ``paperatlas sub-topics`` - the sub-topics (leaves) of the default fit (same fit, same seconds as the areas);
-* ``BERTopic (default)`` - BERTopic (Grootendorst 2022, *BERTopic: Neural topic modeling with a class-based TF-IDF
-  procedure*, ``bertopic`` package) with its default pipeline, UMAP to 5-d + HDBSCAN (``min_cluster_size=10``) +
-  c-TF-IDF, run as ``BERTopic(embedding_model=None, umap_model=...).fit_transform(texts, embeddings=E)``. The
-  ``umap_model`` is BERTopic's own default UMAP configuration (``n_neighbors=15, n_components=5, min_dist=0.0,
-  metric="cosine", low_memory=False``) with ``random_state`` set so runs repeat. HDBSCAN leaves outliers in topic
-  ``-1``; they are *not* reassigned (no ``reduce_outliers``), are shown in the ``no topic`` column, are not counted
-  in ``#topics`` and count as one cluster of their own for NMI and ARI. A BERTopic failure (e.g. too few papers)
-  is printed in its row instead of stopping the run.
+``BERTopic (default)`` (:func:`bertopic_labels`) is BERTopic (Grootendorst 2022, *BERTopic: Neural topic modeling
+with a class-based TF-IDF procedure*, ``bertopic`` package) with its default pipeline, UMAP to 5-d + HDBSCAN
+(``min_cluster_size=10``) + c-TF-IDF, run as ``BERTopic(embedding_model=None, umap_model=...).fit_transform(texts,
+embeddings=E)``. The ``umap_model`` is BERTopic's own default UMAP configuration (``n_neighbors=15,
+n_components=5, min_dist=0.0, metric="cosine", low_memory=False``) with ``random_state`` set so runs repeat.
+HDBSCAN leaves outliers in topic ``-1``; they are *not* reassigned (no ``reduce_outliers``), are shown in the
+``no topic`` column, are not counted in ``#topics``, count as one cluster of their own for NMI and ARI and as
+misfiled for the misfiled share. A BERTopic failure (e.g. too few papers) is printed in its row instead of
+stopping the run.
 
-Every method runs with ``--seeds`` seeds (default 3: k-means, LSA and BERTopic's UMAP seeded ``seed``, ``seed+1``,
-...); the tables give the mean and the standard deviation over seeds, and the goal check compares means (one seed
-can favour either side by a few NMI points).
-
-``seconds`` is the wall time of the row's fit after the shared MiniLM embedding (ours: TF-IDF + LSA + k-means;
-BERTopic: UMAP + HDBSCAN + c-TF-IDF).
+Every method runs with ``--seeds`` seeds (default 3: k-means, LSA and UMAP seeded ``seed``, ``seed+1``, ...); the
+tables give the mean and the standard deviation over seeds, and the goal check compares means (one seed can favour
+either side by a few NMI points). ``seconds`` is the wall time of the row's fit after the shared MiniLM embedding.
 
 **10-NN accuracy** (:func:`knn_accuracy`), the protocol of the berenslab ICLR benchmark (González-Márquez &
 Kobak 2024, *Learning representations of learning representations*, DMLR workshop at ICLR 2024) and of
@@ -57,26 +49,17 @@ The ``paperatlas eval topics`` command (:mod:`paperatlas.cli.eval`) prints what 
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
-from ..model import SourceError
-from ._common import EVAL_EXTRA, EvalUnavailable, resolve_shared
+from ._common import EVAL_EXTRA, EvalUnavailable
+from .filing import misfiled_share
+from .gold_sets import EXCLUDED_SECTIONS as EXCLUDED_SECTIONS
+from .gold_sets import GOLD_SETS as GOLD_SETS
+from .gold_sets import load_gold as load_gold
 
-GOLD_SETS = {
-    "awesome": "seeds/004_67aa5497667b379c.txt",
-    "aaai": "data/paperlists/aaai/aaai2022.json.gz",
-}
-_GOLD_LABELS = {
-    "awesome": "seed 004 (Awesome Deep Phenomena) sections",
-    "aaai": "AAAI 2022 primary areas",
-}
-#: awesome-list sections that are not a topic (left out of the gold set)
-EXCLUDED_SECTIONS = frozenset({"Others"})
 #: k of the k-NN accuracy and the smallest gold class that takes part
 KNN_K = 10
 KNN_MIN_CLASS = 10
@@ -88,45 +71,6 @@ class BertopicUnavailable(RuntimeError):
 
 
 # --------------------------------------------------------------------------------------------------- gold data
-def load_gold(name: str) -> tuple[str, list[str], list[str]]:
-    """Load a gold set of papers with one class each.
-
-    Args:
-        name: ``awesome`` (seed 004 sections) or ``aaai`` (AAAI 2022 primary areas), found under ``../shared``,
-            or the path of any listing :func:`paperatlas.sources.read` understands.
-
-    Returns:
-        ``(label, texts, gold)``: a readable name of the set (the path for a file), and per paper with a class, in
-        file order, ``texts[i]`` = :func:`paperatlas.enrich.embed.paper_text` of its title and abstract (or
-        digest) and ``gold[i]`` its class (first section of an awesome list, ``Others`` dropped; ``primary_area``
-        of paperlists JSON).
-
-    Raises:
-        EvalUnavailable: The file is missing or unreadable (the message names it).
-    """
-    from ..enrich.embed import paper_text
-    from ..sources import read
-
-    path = resolve_shared(GOLD_SETS[name]) if name in GOLD_SETS else Path(name)
-    if not path.is_file():
-        raise EvalUnavailable(f"gold file not found: {path}")
-    try:
-        papers = read(path)
-    except SourceError as e:
-        raise EvalUnavailable(f"cannot read gold file {path}: {e}") from e
-    texts: list[str] = []
-    gold: list[str] = []
-    for p in papers:
-        if p.sections:
-            label = p.sections[0] if p.sections[0] not in EXCLUDED_SECTIONS else ""
-        else:
-            label = str((p.extra or {}).get("primary_area") or "")
-        if label:
-            texts.append(paper_text(p.title, p.abstract or p.digest or ""))
-            gold.append(label)
-    return _GOLD_LABELS.get(name, str(path)), texts, gold
-
-
 def sample(n: int, limit: int | None, seed: int = 42) -> np.ndarray:
     """Choose the papers a limited run uses.
 
@@ -149,6 +93,9 @@ def sample(n: int, limit: int | None, seed: int = 42) -> np.ndarray:
 def embed_texts(texts: Sequence[str]) -> np.ndarray:
     """Embed the texts of a gold set once for every method, with a progress bar on stderr.
 
+    Vectors embedded before (same text, model and precision) come from the disk cache
+    (:func:`paperatlas.eval.embed_cache.cached_encode`).
+
     Args:
         texts: From :func:`load_gold`.
 
@@ -160,15 +107,19 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
     """
     from tqdm import tqdm
 
-    from ..enrich.embed import EmbedderUnavailable, get_embedder
+    from ..enrich import embed
+    from .embed_cache import cached_encode, embedder_key
 
-    try:
-        embedder = get_embedder()
-    except EmbedderUnavailable as e:
-        raise EvalUnavailable(str(e)) from e
+    def load():
+        try:
+            return embed.get_embedder()
+        except embed.EmbedderUnavailable as e:
+            raise EvalUnavailable(str(e)) from e
+
+    key = embedder_key(embed.MiniLMEmbedder.name, embed.resolve_precision("auto"))
     with tqdm(total=len(texts), desc="embedding", unit="paper", file=sys.stderr, dynamic_ncols=True,
               leave=False) as bar:
-        return embedder.encode(list(texts), progress=bar.update)
+        return cached_encode(list(texts), key, load, progress=bar.update)
 
 
 # --------------------------------------------------------------------------------------------------- scores
@@ -185,7 +136,8 @@ def score_clustering(gold: Sequence, pred: Sequence) -> dict:
 
     Returns:
         ``n_topics`` (distinct predicted labels other than ``-1``), ``no_topic`` (share of ``-1``, in [0, 1]),
-        ``nmi`` (in [0, 1]) and ``ari`` (at most 1, about 0 for chance).
+        ``nmi`` (in [0, 1]), ``ari`` (at most 1, about 0 for chance) and ``misfiled``
+        (:func:`paperatlas.eval.filing.misfiled_share`, in [0, 1]; ``-1`` papers count as misfiled).
 
     Raises:
         ValueError: ``gold`` and ``pred`` differ in length.
@@ -201,6 +153,7 @@ def score_clustering(gold: Sequence, pred: Sequence) -> dict:
         "no_topic": sum(outlier) / len(pred_list) if pred_list else 0.0,
         "nmi": float(normalized_mutual_info_score(list(gold), pred_list)),
         "ari": float(adjusted_rand_score(list(gold), pred_list)),
+        "misfiled": misfiled_share(gold, pred_list),
     }
 
 
@@ -286,52 +239,10 @@ def bertopic_available() -> bool:
     return find_spec("bertopic") is not None
 
 
-def _failure(e: Exception) -> str:
+def failure(e: Exception) -> str:
+    """One line saying why a method failed: the exception's type and its message's first 100 characters."""
     msg = " ".join(str(e).split())
     return f"{type(e).__name__}: {msg[:100]}" if msg else type(e).__name__
-
-
-def clustering_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, seed: int = 42,
-                    with_bertopic: bool = True) -> list[dict]:
-    """Score our areas (default and ``k = #gold``), sub-topics and BERTopic on one gold set with one seed.
-
-    Args:
-        texts: ``(n,)`` texts from :func:`load_gold`.
-        gold: ``(n,)`` gold classes.
-        embeddings: ``(n, 384)`` MiniLM embeddings of ``texts`` (:func:`embed_texts`).
-        seed: Seed of LSA, k-means and BERTopic's UMAP.
-        with_bertopic: Add the BERTopic row (see :func:`bertopic_available`).
-
-    Returns:
-        One dict per method, in order: ``method`` and either the :func:`score_clustering` keys plus ``seconds``
-        (wall time of the fit after the shared embedding) or ``error`` (why BERTopic failed, e.g. too few papers).
-    """
-    from ..enrich.topics import default_n_topics, fit_hierarchy, topic_embedding
-
-    n, n_gold = len(texts), len(set(gold))
-    rows: list[dict] = []
-
-    def ours(n_areas: int | None, n_topics: int | None):
-        t0 = time.perf_counter()
-        x, _ = topic_embedding(embeddings, texts, seed=seed)
-        h = fit_hierarchy(x, n_areas=n_areas, n_topics=n_topics, seed=seed)
-        return h, time.perf_counter() - t0
-
-    h, secs = ours(None, None)
-    rows.append({"method": "paperatlas areas", **score_clustering(gold, h.area), "seconds": secs})
-    hk, secs_k = ours(n_gold, max(default_n_topics(n), n_gold))
-    rows.append({"method": "paperatlas areas (k = #gold)", **score_clustering(gold, hk.area), "seconds": secs_k})
-    rows.append({"method": "paperatlas sub-topics", **score_clustering(gold, h.leaf), "seconds": secs})
-    if with_bertopic:
-        t0 = time.perf_counter()
-        try:
-            pred = bertopic_labels(texts, embeddings, seed=seed)
-        except Exception as e:  # BERTopic/UMAP/HDBSCAN fail in many ways on tiny data: report, don't crash
-            rows.append({"method": "BERTopic (default)", "error": _failure(e)})
-        else:
-            rows.append({"method": "BERTopic (default)", **score_clustering(gold, pred),
-                         "seconds": time.perf_counter() - t0})
-    return rows
 
 
 def knn_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, seed: int = 42) -> list[dict]:
@@ -362,7 +273,7 @@ def knn_rows(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, 
         try:
             x = make()
         except ValueError as e:  # e.g. TF-IDF's empty vocabulary on a handful of papers
-            rows.append({"method": name, "error": _failure(e)})
+            rows.append({"method": name, "error": failure(e)})
             continue
         acc, used, classes = knn_accuracy(x, gold)
         rows.append({"method": name, "dim": int(x.shape[1]), "acc": acc, "n": used, "classes": classes})
@@ -399,23 +310,6 @@ def aggregate(runs: list[list[dict]], sd_keys: Sequence[str] = ("nmi", "ari", "a
     return out
 
 
-def evaluate_clustering(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray, seeds: Sequence[int],
-                        with_bertopic: bool = True) -> list[dict]:
-    """Score every clustering method on one gold set over several seeds.
-
-    Args:
-        texts: Title + abstract (or digest) per paper, as for :func:`clustering_rows`.
-        gold: Gold class per paper.
-        embeddings: ``(n_papers, 384)`` float32 MiniLM embeddings, L2-normalised.
-        seeds: One run of :func:`clustering_rows` per seed.
-        with_bertopic: Also run BERTopic (needs the ``eval`` extra).
-
-    Returns:
-        :func:`aggregate` of the runs: per method the mean (and standard deviation of ``nmi``, ``ari``) over seeds.
-    """
-    return aggregate([clustering_rows(texts, gold, embeddings, seed=s, with_bertopic=with_bertopic) for s in seeds])
-
-
 def knn_class_sizes(gold: Sequence[str]) -> list[int]:
     """Size the gold classes ``(n,)`` that take part in the k-NN accuracy.
 
@@ -446,7 +340,7 @@ def evaluate_knn(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarr
 #: ``(row key, heading, format)`` of the clustering and the k-NN tables (:func:`format_table`)
 CLUSTER_COLUMNS = [("method", "method", "{}"), ("n_topics", "#topics", "{:.0f}"),
                     ("no_topic", "no topic", "{:.1%}"), ("nmi", "NMI", "{:.3f}"), ("ari", "ARI", "{:.3f}"),
-                    ("seconds", "seconds", "{:.1f}")]
+                    ("misfiled", "misfiled", "{:.1%}"), ("seconds", "seconds", "{:.1f}")]
 KNN_COLUMNS = [("method", "method", "{}"), ("dim", "dim", "{:.0f}"), ("acc", "10-NN acc", "{:.3f}")]
 
 
@@ -490,16 +384,18 @@ def _by_method(rows: list[dict]) -> dict[str, dict]:
 
 
 def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
-    """Check the two goals on one gold set.
+    """Check the goals on one gold set.
 
     Args:
         label: The gold set's name.
-        cluster: Clustering rows (:func:`evaluate_clustering`).
+        cluster: Clustering rows (:func:`paperatlas.eval.topic_filing.evaluate_set`'s ``rows``).
         knn: k-NN rows (:func:`evaluate_knn`; empty when not computed).
 
     Returns:
-        Two lines: whether our default areas' NMI is above BERTopic's, and whether the topic embedding's 10-NN
-        accuracy is above both TF-IDF's and MiniLM's, each with the numbers (or ``n/a`` and why).
+        Three lines: whether our default areas' NMI is above BERTopic's; whether our level nearest the gold class
+        count misfiles fewer papers than plain k-means on MiniLM with as many clusters as that level (``k = #gold``
+        for areas, ``k = #sub-topics`` for sub-topics); and whether the topic embedding's 10-NN accuracy is above
+        both TF-IDF's and MiniLM's; each with the numbers (or ``n/a`` and why).
     """
     c, k = _by_method(cluster), _by_method(knn)
     lines = []
@@ -510,6 +406,13 @@ def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
         lines.append(f"{label}: NMI above BERTopic: {verdict} ({ours['nmi']:.3f} vs {bt['nmi']:.3f}{over})")
     else:
         lines.append(f"{label}: NMI above BERTopic: n/a (no BERTopic score)")
+    near = next((r for m, r in c.items() if m.startswith("paperatlas nearest level = ")), None)
+    base = c.get("k-means MiniLM (k = #sub-topics)" if near and near["method"].endswith("sub-topics")
+                 else "k-means MiniLM (k = #gold)")
+    if near and base:
+        verdict = "yes" if near["misfiled"] < base["misfiled"] else "no"
+        lines.append(f"{label}: {near['method'][len('paperatlas '):]} misfiles fewer than {base['method']}: "
+                     f"{verdict} ({near['misfiled']:.1%} vs {base['misfiled']:.1%})")
     te, tf, ml = (k.get(m) for m in ("paperatlas topic embedding", "TF-IDF", "MiniLM"))
     if te and tf and ml:
         verdict = "yes" if te["acc"] > tf["acc"] and te["acc"] > ml["acc"] else "no"
