@@ -373,26 +373,36 @@ def _canonical(x: np.ndarray, leaf: np.ndarray, parent: np.ndarray) -> Hierarchy
     return Hierarchy(new_leaf, new_parent, _centroids(x, new_leaf, len(leaves)))
 
 
-def refine_hierarchy(x: np.ndarray, previous: Hierarchy, seed: int = 42) -> Hierarchy:
-    """Update a hierarchy for a changed set of papers by k-means warm-started from ``previous.centroids``.
+def refine_hierarchy(x: np.ndarray, previous: Hierarchy, fixed: np.ndarray | None = None) -> Hierarchy:
+    """Update a hierarchy for a changed set of papers without refitting it.
 
-    Sub-topic ``j`` of the result is sub-topic ``j`` of ``previous`` (it may be empty: its papers all moved);
-    areas are unchanged.
+    Each paper with a ``fixed`` sub-topic keeps it; every other paper joins the sub-topic whose stored centroid
+    (``previous.centroids``) is nearest by cosine. Centroids are then recomputed from the members. Sub-topic ``j``
+    of the result is sub-topic ``j`` of ``previous`` (it may be empty: its papers all left); areas are unchanged.
 
     Args:
-        x: the topic embedding of the current papers, ``(n_papers, dim)``, in the same space and dimension as
-            ``previous``.
+        x: the topic embedding of the current papers, ``(n_papers, dim)`` float32, L2-normalised, in the same
+            space and dimension as ``previous``.
         previous: the stored hierarchy.
-        seed: ``random_state`` of k-means.
+        fixed: ``(n_papers,)`` int, the sub-topic index each paper keeps, ``-1`` for a paper to place; None to
+            place every paper.
 
     Returns:
         A :class:`Hierarchy` that is *not* renumbered.
     """
     k = len(previous.centroids)
-    if k <= 1:
-        leaf = np.zeros(len(x), dtype=int)
-    else:
-        leaf = _kmeans(x, k, seed, init=previous.centroids.astype(x.dtype))
+    n = len(x)
+    leaf = np.asarray(fixed, dtype=int).copy() if fixed is not None else np.full(n, -1, dtype=int)
+    leaf[(leaf < 0) | (leaf >= k)] = -1
+    free = np.flatnonzero(leaf < 0)
+    if len(free):
+        if k <= 1:
+            leaf[free] = 0
+        else:
+            cent = previous.centroids.astype(np.float32)
+            for s in range(0, len(free), 4096):  # blocks: (4096, k) similarities at a time
+                rows = free[s:s + 4096]
+                leaf[rows] = np.argmax(x[rows] @ cent.T, axis=1)
     return Hierarchy(leaf, previous.parent.copy(), _centroids(x, leaf, k))
 
 

@@ -23,8 +23,8 @@ Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
 * **Stability** (:func:`update_topics`): the fitted :class:`TopicModel` (TF-IDF/LSA space, centroids, the papers'
   topic vectors and map positions) is stored in the atlas as named arrays (safetensors, no code: a crafted atlas
   cannot run anything). A rebuild that adds at most :data:`MAX_NEW_SHARE` new papers keeps the
-  space, warm-starts k-means from the stored centroids (so topic ids are kept by construction and only papers
-  whose nearest centroid changed move), keeps every existing point's map position and places each new paper at
+  space and the sub-topics: every kept paper stays in its sub-topic and a new or changed paper joins the one whose
+  stored centroid is nearest (so a no-op rebuild moves nothing and topic ids are kept by construction), keeps every existing point's map position and places each new paper at
   the mean position of its 3 most similar earlier papers (:func:`~paperatlas.enrich.layout.place_new`); a topic
   keeps its label unless its membership changed (Jaccard < :data:`KEEP_LABEL_JACCARD`).
   A full refit matches new topics to the old ones (Hungarian assignment on shared papers) and keeps the id and
@@ -230,8 +230,8 @@ class TopicResult:
         secondary: secondary sub-topic ids per paper.
         topics: the areas and sub-topics.
         model: the :class:`TopicModel` to store.
-        mode: ``"fit"`` (fresh), ``"refit"`` (fresh, matched to the old topics) or ``"update"`` (warm-started, old
-            points kept).
+        mode: ``"fit"`` (fresh), ``"refit"`` (fresh, matched to the old topics) or ``"update"`` (old papers and
+            points kept, new papers added to the nearest sub-topic).
         kept_share: share of the papers that were in the previous atlas and keep their topic id (None on a first
             build).
         relabelled: ids of kept topics whose label was recomputed because their membership changed.
@@ -279,6 +279,20 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
     Returns:
         The :class:`TopicResult`.
     """
+    # the same papers in another order give the same topics, labels and map: everything is fitted on the papers in
+    # id order (TF-IDF's vocabulary ties, LSA's randomized SVD, k-means's init and UMAP all depend on row order) and
+    # the per-paper results are put back in the caller's order
+    order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+    if len(order) and not (order == np.arange(len(order))).all():
+        res = update_topics([ids[i] for i in order], np.asarray(dense)[order], [texts[i] for i in order],
+                            [keyphrases[i] for i in order], previous, previous_papers, previous_topics, n_areas,
+                            n_topics, refit, seed, embed_model)
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))
+        res.topic_id, res.xy = res.topic_id[back], res.xy[back]
+        res.confidence, res.low_confidence = res.confidence[back], res.low_confidence[back]
+        res.secondary = [res.secondary[i] for i in back.tolist()]
+        return res
     n = len(ids)
     previous_papers = previous_papers or {}
     previous_topics = previous_topics or {}
@@ -362,7 +376,13 @@ def _update(ids, dense, texts, keyphrases, previous: TopicModel, previous_papers
     rest = sorted(set(range(n)) - set(reuse))
     if rest:
         x[rest], _space = topic_embedding(dense[rest], [texts[i] for i in rest], space=previous.space)
-    h = refine_hierarchy(x, previous.hierarchy, seed=seed)
+    # a kept paper stays in its sub-topic (a no-op rebuild moves nothing); a new or changed one joins the sub-topic
+    # whose stored centroid is nearest
+    index_of = {tid: j for j, tid in enumerate(previous.leaf_ids)}
+    fixed = np.full(n, -1, dtype=np.int64)
+    for i in kept:
+        fixed[i] = index_of.get(previous_papers[ids[i]][0], -1)
+    h = refine_hierarchy(x, previous.hierarchy, fixed=fixed)
     kept_set = set(kept)
     new = [i for i in range(n) if i not in kept_set]
     xy = np.zeros((n, 2), dtype=np.float32)

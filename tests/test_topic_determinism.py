@@ -1,0 +1,74 @@
+"""The same answer twice: the same papers give the same topics, labels and map, whatever their order, in another
+process, and after a no-op rebuild."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import SAMPLE
+from paperatlas.build import build
+from paperatlas.enrich.embed import paper_text
+from paperatlas.enrich.topics import update_topics
+from paperatlas.store import Atlas
+
+
+@pytest.fixture(scope="module")
+def sample(sample_atlas):
+    atlas = Atlas(sample_atlas)
+    ps = [atlas.by_id[i] for i in atlas.ids]
+    return ([p.id for p in ps], atlas.vectors, [paper_text(p.title, p.abstract) for p in ps],
+            [p.keyphrases for p in ps])
+
+
+def test_a_shuffled_listing_gets_the_same_topics_labels_and_map(sample):
+    ids, dense, texts, kps = sample
+    a = update_topics(ids, dense, texts, kps)
+    perm = np.random.default_rng(1).permutation(len(ids))
+    b = update_topics([ids[i] for i in perm], dense[perm], [texts[i] for i in perm], [kps[i] for i in perm])
+    assert {ids[i]: int(a.topic_id[i]) for i in range(len(ids))} == \
+        {ids[j]: int(b.topic_id[k]) for k, j in enumerate(perm)}
+    assert all(np.array_equal(a.xy[j], b.xy[k]) for k, j in enumerate(perm))
+    assert all(a.secondary[j] == b.secondary[k] for k, j in enumerate(perm))
+    assert [(t.id, t.label, t.size, t.parent_id) for t in a.topics] == \
+        [(t.id, t.label, t.size, t.parent_id) for t in b.topics]
+
+
+def _state(db: Path) -> tuple[dict, dict]:
+    con = sqlite3.connect(db)
+    try:
+        papers = {r[0]: r[1:] for r in con.execute("SELECT id, topic_id, x, y FROM papers")}
+        topics = {r[0]: r[1:] for r in con.execute("SELECT id, label, size, parent_id FROM topics")}
+    finally:
+        con.close()
+    return papers, topics
+
+
+def _build(listing: Path, db: Path) -> None:
+    subprocess.run([sys.executable, "-m", "paperatlas.cli", "build", str(listing), "--db", str(db), "--venue",
+                    "ICLR 2021", "--year", "2021"], capture_output=True, text=True, check=True)
+
+
+def test_another_process_a_shuffled_listing_and_a_noop_rebuild_agree(sample_atlas, copy_atlas, tmp_path):
+    first = _state(sample_atlas)
+    assert len(first[0]) == 60 and len(first[1]) >= 3
+    again = tmp_path / "again.db"
+    _build(SAMPLE, again)
+    assert _state(again) == first  # another process, same input
+    blocks = SAMPLE.read_text(encoding="utf-8").split("\n## ")
+    head, entries = blocks[0], blocks[1:]
+    random.Random(1).shuffle(entries)
+    shuffled = tmp_path / "iclr2021_sample_shuffled.md"
+    shuffled.write_text("\n## ".join([head, *entries]), encoding="utf-8")
+    other = tmp_path / "shuffled.db"
+    _build(shuffled, other)
+    assert _state(other) == first  # the listing in another order
+    db = copy_atlas()
+    build([SAMPLE], db, venue="ICLR 2021", year=2021)  # a no-op rebuild moves no paper and changes no label
+    assert _state(db) == first
