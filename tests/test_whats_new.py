@@ -10,6 +10,7 @@ import gzip
 import json
 import re
 import shutil
+from html import unescape
 
 import pytest
 from click.testing import CliRunner
@@ -30,10 +31,13 @@ Y2018 = FIXTURES / "nips2018_200.json.gz"
 
 
 @pytest.fixture(scope="module")
-def nips(tmp_path_factory):
-    """``(atlas path, liked ids)``: NeurIPS 2017 built, five papers of its biggest sub-topic liked, 2018 added."""
+def nips_builds(tmp_path_factory):
+    """``(first-build atlas, atlas path, liked ids)``: NeurIPS 2017 built (a copy kept as it is then, no likes),
+    five papers of its biggest sub-topic liked, 2018 added."""
     db = tmp_path_factory.mktemp("whatsnew") / "nips.db"
     build([Y2017], db)
+    first = db.with_name("nips2017.db")
+    shutil.copy(db, first)
     atlas = Atlas(db)
     biggest = max((t for t in atlas.topics.values() if t.level == 1), key=lambda t: (t.size, -t.id))
     liked = [p.id for p in sorted((p for p in atlas.papers if p.topic_id == biggest.id),
@@ -42,7 +46,19 @@ def nips(tmp_path_factory):
     for pid in liked:
         rl.rate(db, pid, 1)
     build([Y2017, Y2018], db)
-    return db, liked
+    return first, db, liked
+
+
+@pytest.fixture(scope="module")
+def nips(nips_builds):
+    """``(atlas path, liked ids)`` of :func:`nips_builds`: 2017 then 2018 built, five 2017 papers liked."""
+    return nips_builds[1:]
+
+
+@pytest.fixture(scope="module")
+def nips2017(nips_builds):
+    """The atlas after its first build (NeurIPS 2017, 160 papers, every one new), without likes."""
+    return nips_builds[0]
 
 
 def _titles_2018() -> set[str]:
@@ -73,13 +89,88 @@ def test_the_digest_ranks_papers_of_the_liked_papers_topic_first_and_the_likes_s
     assert firsts == sorted(firsts) and all(n.reason.startswith("close to") for n in digest.papers)
 
 
-def test_without_likes_the_new_papers_come_by_topic_biggest_first(nips):
+def _tier(p) -> int:
+    return 0 if p.status == "Oral" else 1 if p.status == "Spotlight" else 2
+
+
+def test_without_likes_the_topics_that_grew_come_first_then_the_most_new_papers(nips):
     db, _ = nips
     digest = whats_new(Atlas(db), limit=None, liked=[], disliked=[])
-    sizes = [len(members) for _, members in digest.groups]
-    assert digest.n_liked == 0 and sizes == sorted(sizes, reverse=True) and sum(sizes) == 200
+    grown = [g.topic.id for g in digest.grown]
+    shown = [t.id if t else None for t, _ in digest.groups]
+    assert grown and shown[:len(grown)] == grown
+    sizes = [len(members) for _, members in digest.groups[len(grown):]]
+    assert digest.n_liked == 0 and sizes == sorted(sizes, reverse=True) and len(digest.papers) == 200
     assert all(n.score is None and n.reason.startswith("new in ") for n in digest.papers)
-    assert digest.atlas_growth == pytest.approx(200 / 160)
+    assert digest.atlas_growth == pytest.approx(200 / 160) and digest.shown_note == ""  # all of them shown
+
+
+def test_after_a_first_build_without_likes_the_digest_spreads_over_the_biggest_topics(nips2017):
+    atlas = Atlas(nips2017)
+    digest = whats_new(atlas, limit=20, liked=[], disliked=[])
+    assert digest.everything_new and digest.n_new == 160 and len(digest.papers) == 20 and not digest.grown
+    size = {}
+    for p in atlas.papers:
+        size[p.topic_id] = size.get(p.topic_id, 0) + 1
+    assert digest.n_topics == len(size) >= 7
+    # a few papers from each of several topics, not the first 20 of the biggest one
+    cap = max(3, -(-20 // len(size)))
+    shown = [(t.id, members) for t, members in digest.groups]
+    assert digest.per_topic == cap and len(shown) >= 20 // cap
+    assert all(len(members) <= cap for _, members in shown)
+    assert all(len(members) == min(cap, size[tid]) for tid, members in shown[:-1])  # only the last one cut short
+    # the biggest topics, biggest first
+    by_size = sorted(size, key=lambda tid: (-size[tid], tid))
+    assert [tid for tid, _ in shown] == by_size[:len(shown)]
+    # in each topic: orals, then spotlights, then posters, each by how central the paper is (poor fits last)
+    def key(p):
+        return p.low_confidence, _tier(p), -p.topic_confidence
+
+    for tid, members in shown:
+        keys = [key(n.paper) for n in members]
+        assert keys == sorted(keys) and keys[0] == min(key(p) for p in atlas.papers if p.topic_id == tid)
+    assert any(n.paper.status in ("Oral", "Spotlight") for n in digest.papers)
+    assert [n.rank for n in digest.papers] == list(range(1, 21))
+    note = f"20 of the 160 new papers: up to {cap} from each of {len(shown)} of their {len(size)} topics"
+    assert digest.shown_note.startswith(note) and "the best" not in digest.shown_note
+    res = CliRunner().invoke(main, ["new", "--db", str(nips2017), "--limit", "20"])
+    assert res.exit_code == 0 and f"Listed: {note}" in res.output, res.output
+    assert all(atlas.topic_label(tid) in res.output for tid, _ in shown)
+    html = create_app(nips2017, preload_model=False).test_client().get("/new", query_string={"k": 20}).get_data(
+        as_text=True)
+    assert str(escape(digest.shown_note)) in html and "the best 20" not in html
+    assert len(re.findall(r'class="newgroup"', html)) == len(shown)
+    atlas.close()
+
+
+def test_a_long_list_without_likes_raises_the_cap_to_fill_it(nips2017):
+    atlas = Atlas(nips2017)
+    digest = whats_new(atlas, limit=100, liked=[], disliked=[])
+    size = {}
+    for p in atlas.papers:
+        size[p.topic_id] = size.get(p.topic_id, 0) + 1
+    cap = digest.per_topic
+    # the smallest cap with which the topics hold the 100 papers asked for
+    assert len(digest.papers) == 100 and sum(min(cap, n) for n in size.values()) >= 100
+    assert cap == 3 or sum(min(cap - 1, n) for n in size.values()) < 100
+    assert max(len(members) for _, members in digest.groups) == cap
+    atlas.close()
+
+
+def test_with_likes_the_digest_is_the_recommenders_ranking(nips):
+    from paperatlas.recommend import recommend
+
+    db, liked = nips
+    atlas = Atlas(db)
+    digest = whats_new(atlas, limit=30)
+    new_ids = {p.id for p in atlas.papers if first_builds(atlas.con).get(p.id) == 2}
+    recs = recommend(atlas, liked, [], k=30, exclude=[pid for pid in atlas.ids if pid not in new_ids])
+    assert [n.paper.id for n in digest.papers] == [r.paper.id for r in recs]
+    assert [n.score for n in digest.papers] == pytest.approx([r.score for r in recs])
+    # not spread: one topic may give as many as the ranking puts there
+    assert digest.per_topic is None and digest.shown_note == "the best 30 of 200"
+    assert max(len(members) for _, members in digest.groups) > 3
+    atlas.close()
 
 
 def test_topics_that_grew_are_those_beyond_chance(nips):
@@ -160,8 +251,8 @@ def test_the_cli_the_exports_and_the_web_page_show_the_same_digest(nips, tmp_pat
     assert res.exit_code == 0, res.output
     html_page = page.read_text(encoding="utf-8")
     assert re.search(r"<h1[^>]*>What’s new</h1>", html_page) and "<script" not in html_page
-    assert [html_page.index(str(escape(p.title))) for p in top] == sorted(html_page.index(str(escape(p.title)))
-                                                                        for p in top)
+    shown_text = unescape(html_page)  # the page leaves ' as it is, markupsafe would write &#39;
+    assert [shown_text.index(p.title) for p in top] == sorted(shown_text.index(p.title) for p in top)
     client = create_app(db, preload_model=False).test_client()
     html = client.get("/new", query_string={"k": 5}).get_data(as_text=True)
     titles = re.findall(r'class="ptitle" href="[^"]+">([^<]+)</a>', html)

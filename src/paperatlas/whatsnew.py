@@ -6,12 +6,21 @@ with the recommender of *For you* (:func:`paperatlas.recommend.recommend`: same 
 by sub-topic (groups in the order of their best paper), and adds the topics that grew or appeared with them and the
 new papers by authors of papers the reader liked. A topic "grew" when it gained share beyond chance: a one-sided
 binomial test (``scipy.stats.binomtest``) of its new papers among its papers, against the atlas's share of new papers,
-gives p < :data:`GROWTH_P`. Without likes, the groups come by how many new papers they hold,
-and papers within a group by how central they are to it (topic confidence).
+gives p < :data:`GROWTH_P`.
+
+Without likes there is no ranking to follow, so the digest is spread over the topics rather than filled with the
+first ``limit`` papers of one (:func:`_spread`): the topics that grew beyond chance come first (in the order of
+:attr:`Digest.grown`), then the others by how many new papers they hold (on a first build, where every paper is new
+and nothing "grew", that is by size alone), and each topic gives at most :attr:`Digest.per_topic` papers (about
+``limit`` / number of topics, at least :data:`MIN_PER_TOPIC`): its Orals, then Spotlights, then the rest, each tier
+the most central first (topic confidence), papers that fit no topic well last. :attr:`Digest.shown_note` says so. On
+the ICLR 2021 listing (860 papers, 34 sub-topics, one build) the 50 shown came from one topic before (*Bounds*);
+now from 17 topics, 3 each (the 17th 2): 34 Orals, 14 Spotlights, 2 Posters.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -23,6 +32,9 @@ from .store.history import BuildEntry, builds, first_builds
 
 #: The p-value below which a sub-topic counts as grown (one-sided binomial test; see :func:`_growth`).
 GROWTH_P = 0.05
+
+#: The fewest papers one topic may give a digest without likes when ``limit`` cuts it (see :func:`_spread`).
+MIN_PER_TOPIC = 3
 
 
 @dataclass
@@ -81,7 +93,8 @@ class Digest:
     Attributes:
         build: The build whose new papers these are (None when the atlas recorded no build).
         n_new: Papers new in it (all of them, also past ``limit``).
-        papers: The new papers, best first (at most the ``limit`` asked for).
+        papers: The new papers shown (at most the ``limit`` asked for): with likes the recommender's best first;
+            without likes a few per topic, topic by topic (see the module docstring).
         groups: ``(sub-topic or None, its new papers)``, in the order of each group's best paper.
         grown: Sub-topics that gained share with the build beyond chance (``p_value`` < :data:`GROWTH_P`):
             appeared ones first, then by ``p_value`` (empty for the first build, where every topic is new).
@@ -90,6 +103,9 @@ class Digest:
         atlas_growth: New papers per paper the atlas had before (``n_new / (n_papers - n_new)``).
         by_liked_authors: ``(author, their new papers)`` for authors of papers the reader liked, most papers first.
         n_liked: Liked papers the ranking used.
+        per_topic: Without likes, the most papers one topic gives ``papers`` (see :func:`_spread`); None when
+            the recommender ranked them (with likes).
+        n_topics: Topics among all the new papers (papers without a topic count as one more).
     """
 
     build: BuildEntry | None
@@ -101,6 +117,30 @@ class Digest:
     n_liked: int = 0
     atlas_growth: float = 0.0
     n_tested: int = 0
+    per_topic: int | None = None
+    n_topics: int = 0
+
+    @property
+    def shown_note(self) -> str:
+        """Which of the new papers ``papers`` holds, when not all of them (else ``""``); one phrase, no final stop.
+
+        E.g. ``"the best 50 of 860"`` (ranked for likes) or ``"50 of the 860 new papers: up to 3 from each of 17
+        of their 25 topics, those with the most new papers first; in each, Orals and Spotlights, then the most
+        central"`` (without likes).
+        """
+        shown = len(self.papers)
+        if shown >= self.n_new:
+            return ""
+        if self.per_topic is None:
+            return f"the best {shown} of {self.n_new}"
+        n_groups = len(self.groups)
+        which = f"their {n_groups}" if n_groups == self.n_topics else f"{n_groups} of their {self.n_topics}"
+        order = ("those that grew beyond chance first, then those with the most new papers" if self.grown
+                 else "those with the most new papers first")
+        inside = "Orals and Spotlights, then the most central" if any(_status_tier(n.paper) < 2 for n in self.papers) \
+            else "the most central first"
+        return (f"{shown} of the {self.n_new} new papers: up to {self.per_topic} from each of {which} topics, "
+                f"{order}; in each, {inside}")
 
     @property
     def growth_note(self) -> str:
@@ -187,21 +227,66 @@ def whats_new(atlas: Atlas, build: int | None = None, limit: int | None = 50,
         for p in new:
             if len(ranked) < k and p.id not in seen:
                 ranked.append(NewPaper(p, len(ranked) + 1, None, rated.get(p.id, "new (no embedding to rank it)")))
-    if not ranked:  # no likes (or none embedded): by topic, the biggest share of new papers first
-        size = Counter(p.topic_id for p in new)
-        order = sorted(new, key=lambda p: (-size[p.topic_id], p.topic_id if p.topic_id is not None else 1 << 30,
-                                           -(p.topic_confidence or 0.0), p.title))
+    before = len(atlas.papers) - len(new)
+    grown, n_tested = _growth(atlas, new_ids) if before else ([], 0)
+    per_topic = None
+    if not ranked:  # no likes (or none embedded): a few papers from each topic, those that grew first
+        order, per_topic = _spread(new, k, [g.topic.id for g in grown])
         ranked = [NewPaper(p, i + 1, None, f"new in {atlas.topic_label(p.topic_id)}"
-                           if p.topic_id is not None else "new") for i, p in enumerate(order[:k])]
+                           if p.topic_id is not None else "new") for i, p in enumerate(order)]
     groups: dict[int | None, list[NewPaper]] = {}
     for n in ranked:
         groups.setdefault(n.paper.topic_id, []).append(n)
-    before = len(atlas.papers) - len(new)
-    grown, n_tested = _growth(atlas, new_ids) if before else ([], 0)
     return Digest(chosen, len(new), ranked,
                   [(atlas.topics.get(tid) if tid is not None else None, members) for tid, members in groups.items()],
                   grown, _by_liked_authors(atlas, liked, new), len(liked),
-                  len(new) / before if before else float("inf"), n_tested)
+                  len(new) / before if before else float("inf"), n_tested, per_topic,
+                  len({p.topic_id for p in new}))
+
+
+def _status_tier(p: Paper) -> int:
+    """0 for an Oral, 1 for a Spotlight, 2 for any other status (``Poster``, none, ...), from ``p.status``."""
+    status = p.status.lower()
+    return 0 if "oral" in status else 1 if "spotlight" in status else 2
+
+
+def _spread(new: list[Paper], k: int, grown: list[int]) -> tuple[list[Paper], int]:
+    """The ``k`` new papers a digest without likes shows: a few from each topic, topic after topic.
+
+    Topics come in the order of ``grown`` (those that gained share beyond chance), then by their number of new papers
+    (most first; ties by topic id), papers without a topic last. Each topic gives at most ``cap`` papers: the least
+    cap of at least :data:`MIN_PER_TOPIC` and ``ceil(k / number of topics)`` with which the topics hold ``k`` papers
+    (a larger cap only when small topics cannot fill their share). Within a topic: Orals, then Spotlights, then the
+    rest (:func:`_status_tier`), each tier by topic confidence (most central first), papers that fit no topic well
+    (``low_confidence``) after the others.
+
+    Args:
+        new: The new papers.
+        k: How many to show (at most ``len(new)``).
+        grown: Ids of the topics that grew, in the order to show them.
+
+    Returns:
+        ``(the papers in display order, grouped by topic, cap)``; ``cap`` is 0 when ``new`` is empty.
+    """
+    by_topic: dict[int | None, list[Paper]] = {}
+    for p in new:
+        by_topic.setdefault(p.topic_id, []).append(p)
+    if not by_topic:
+        return [], 0
+    rank_grown = {tid: i for i, tid in enumerate(grown)}
+    order = sorted(by_topic, key=lambda tid: (tid is None, rank_grown.get(tid, len(rank_grown)),
+                                              -len(by_topic[tid]), tid if tid is not None else 0))
+    cap = max(MIN_PER_TOPIC, math.ceil(k / len(order)))
+    while sum(min(cap, len(ps)) for ps in by_topic.values()) < k:
+        cap += 1
+    out: list[Paper] = []
+    for tid in order:
+        members = sorted(by_topic[tid], key=lambda p: (p.low_confidence, _status_tier(p),
+                                                       -(p.topic_confidence or 0.0), p.title, p.id))
+        out += members[:min(cap, k - len(out))]
+        if len(out) >= k:
+            break
+    return out, cap
 
 
 def _growth(atlas: Atlas, new_ids: set[str]) -> tuple[list[TopicGrowth], int]:

@@ -17,8 +17,8 @@ def new_command(db, build_id, limit, list_builds):
     """What's new for you: the papers the last build added, ranked for your likes, grouped by topic.
 
     Also the topics that grew or appeared with them and the new papers by authors of papers you liked. Without
-    likes the papers come by topic, biggest share of new papers first. `publish --format new-md|new-html`
-    writes the same digest.
+    likes a few papers come from each topic (the topics that grew, then those with the most new papers, first).
+    `publish --format new-md|new-html` writes the same digest.
     """
     from ..whatsnew import new_builds, whats_new
 
@@ -48,6 +48,8 @@ def new_command(db, build_id, limit, list_builds):
     click.echo(click.style(f"Build {b.id}{when}: {digest.n_new} new papers of {b.n_papers}, {ranked}", bold=True))
     if digest.everything_new:
         click.echo(digest.everything_new_note)
+    if digest.shown_note:
+        click.echo(f"Listed: {digest.shown_note}.")
     if digest.grown:
         click.echo("\nTopics that grew:")
         click.echo(f"  ({digest.growth_note})")

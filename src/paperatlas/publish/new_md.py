@@ -44,8 +44,7 @@ def render_digest(digest: Digest, atlas: Atlas, title: str = "") -> str:
             out.append(f"- **{escape_md(atlas.topic_label(g.topic.id))}**: {g.n_new} new ({how}, {g.excess:+.0f} "
                        f"beyond its share, p = {g.p_value:.2g}; {g.n_new + g.n_before} papers)")
         out.append("")
-    shown = len(digest.papers)
-    more = f" (the best {shown} of {digest.n_new})" if shown < digest.n_new else ""
+    more = f" ({escape_md(digest.shown_note)})" if digest.shown_note else ""
     out += [f"## New papers by topic{more}", ""]
     for topic, members in digest.groups:
         label = atlas.topic_label(topic.id) if topic is not None else "No topic"
