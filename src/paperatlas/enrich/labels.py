@@ -1,10 +1,15 @@
-"""Curator-style topic labels from the papers' keyphrases.
+"""Curator-style topic labels from the papers' keyphrases, checked against the papers' own words.
 
 Class-based TF-IDF (c-TF-IDF, Grootendorst 2022, BERTopic: ``W(t,c) = tf(t,c) · log(1 + A / f(t))``, ``A`` the
-average number of terms per class, ``f(t)`` the term's frequency over all classes) over the papers' keyphrases.
-The label is the best-scoring keyphrase found in several of the topic's papers, not a generic term
-(:data:`GENERIC_TERMS`), in sentence case, distinct from every label already taken (areas first, so a sub-topic is
-never named like its area), joined with a second strong, distinct keyphrase when the two fit in
+average number of terms per class, ``f(t)`` the term's frequency over all classes) over the papers' keyphrases
+ranks each topic's candidate phrases: found in several of the topic's papers, not generic (:data:`GENERIC_TERMS`),
+no dangling adjective, no label already taken nor a whole-word head or tail of one (a sub-topic may extend its
+area's label, "Convolutional filters" under "Convolutional neural networks", never repeat it or say less). With
+the papers' titles and abstracts at hand, :func:`paperatlas.enrich.label_words.choose_label` picks among the
+:data:`CANDIDATES` best the phrase most of the topic's papers use and few others do (and a longer phrase that
+says more about as well: "Attacks" -> "Adversarial attacks"); below
+:data:`~paperatlas.enrich.label_words.SMALL_CORPUS` papers the titles' own word n-grams are candidates too. The
+label is in sentence case, joined with a second strong, distinct keyphrase when the two fit in
 :data:`MAX_LABEL_WORDS` words and are carried by the same papers (:data:`COOCCUR_MIN`: ``"Lottery tickets and
 pruning"``, never ``"Language models and catastrophic forgetting"``). An area's label is weighted by how much of
 the area shares it, so it describes most of its sub-topics.
@@ -16,10 +21,12 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 
 from ..vocab import phrase_key
+from .label_words import SMALL_CORPUS, PaperWords, choose_label, refine_label, title_phrases
 
 
 def _sentence_case(phrase: str) -> str:
@@ -66,7 +73,8 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             one. None when labelling sub-topics.
         pairs: :func:`phrase_pairs` of ``keyphrases`` when at hand (labelling areas and sub-topics of the same
             papers makes them once); None to make them here.
-        texts: each paper's title + abstract (same order as ``keyphrases``), or None. Not used yet.
+        texts: each paper's title + abstract (``"<title>. <abstract>"``, same order as ``keyphrases``), or None for
+            labels from the keyphrases alone.
 
     Returns:
         ``(label, top_terms)`` per topic index.
@@ -119,35 +127,82 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         _add_affixes(tk, taken_heads, taken_tails)
     used_labels: set[str] = set()
     out: list[tuple[str, list[str]]] = []
+    words = PaperWords(texts) if texts is not None and len(texts) == len(assign) else None
+    child_rows: dict[int, list[list[int]]] = {}  # an area's sub-topics' papers, for the spread of its label
+    if words is not None and children is not None:
+        by_child: dict[tuple[int, int], list[int]] = {}
+        for i, (t, child) in enumerate(zip(assign.tolist(), children.tolist(), strict=True)):
+            by_child.setdefault((t, child), []).append(i)
+        for (t, _child), rows in sorted(by_child.items()):
+            child_rows.setdefault(t, []).append(rows)
+    small = len(assign) < SMALL_CORPUS
+
+    def free_of_taken(k: str) -> bool:
+        """A (possibly extended) phrase no label has, nor less specific than one (a head or tail of a label)."""
+        return k not in taken and k not in taken_heads and k not in taken_tails
+
     for t in range(n_topics):
         size = len(member_rows[t])
-        # ties go to the longer, more specific phrase
-        scored = [(sc, k) for sc, _, k in sorted(
-            ((f * math.log(1 + avg / total[k]) * (1 + 0.3 * (len(k.split()) > 1))
-              * (coverage.get((t, k), 0.0) if children is not None else 1.0), len(k.split()), k)
-             for k, f in tf[t].items()), reverse=True)]
         support = max(2, round(0.08 * size)) if size >= 6 else 1
+        # ties go to the longer, more specific phrase; only the phrases in `support` papers are ranked unless none is
         # (a generic phrase in many papers must not stand for support: a mixed area whose only frequent phrase is
         # "machine learning" would otherwise have no label at all)
-        good = [k for s, k in scored if tf[t][k] >= support and k not in _GENERIC_KEYS] or [k for _, k in scored]
-        parts = _phrase_parts(tf[t])
+        scored = sorted(((_weight(f, avg, total[k], k, coverage.get((t, k), 0.0) if children is not None else 1.0),
+                          len(k.split()), k) for k, f in tf[t].items() if f >= support and k not in _GENERIC_KEYS),
+                        reverse=True)
+        fallback = not scored
+        if fallback:
+            scored = sorted(((_weight(f, avg, total[k], k, coverage.get((t, k), 0.0) if children is not None
+                                      else 1.0), len(k.split()), k) for k, f in tf[t].items()), reverse=True)
+        good = [k for _, _, k in scored]
+        # phrases in fewer papers than this can neither make a ranked phrase a tail fragment nor extend it
+        floor = 1 if fallback else min(2, math.ceil(0.3 * support))
+        parts = _phrase_parts(tf[t] if floor == 1 else Counter({k: f for k, f in tf[t].items() if f >= floor}))
         top_terms = _shown_terms(good, tf[t], forms, max_terms, parts)
-        weight = {k: sc for sc, k in scored}
+        weight = {k: sc for sc, _, k in scored}
         label = ""
-        free = [k for k in dict.fromkeys(_clean_terms(
-            good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df)
-            and k not in taken_heads and k not in taken_tails,
-            parts=parts)) if k not in taken]
+        free = list(islice((k for k in dict.fromkeys(_clean_terms(
+            good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df),
+            parts=parts)) if free_of_taken(k) and not _adjectival(_display(forms, k))), CANDIDATES))
+        shown = {k: _display(forms, k) for k in free}
+        for k in free:  # an extended fragment may be in fewer papers than `support`: weighed like the others
+            if k not in weight:
+                weight[k] = _weight(tf[t][k], avg, total[k], k, coverage.get((t, k), 0.0) if children is not None
+                                    else 1.0)
+        if words is not None and (small or not free or tf[t][free[0]] < 2):
+            # a small library or thin keyphrase evidence: the titles' own word n-grams are candidates too
+            best = max(weight.values(), default=1.0)
+            for phrase, _n in title_phrases([texts[i].split(". ", 1)[0] for i in member_rows[t]]):
+                k = phrase_key(phrase)
+                if k and k not in shown and k not in _GENERIC_KEYS and free_of_taken(k) \
+                        and not _adjectival(phrase) and len(k.split()) <= MAX_LABEL_WORDS:
+                    free.append(k)
+                    shown[k] = phrase
+                    weight.setdefault(k, best)
         if free:
-            # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
-            multi = [k for k in free[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[free[0]]]
-            k = multi[0] if multi and len(free[0].split()) == 1 else free[0]
-            label = _sentence_case(_display(forms, k))
+            ranked = [(shown[k], weight.get(k, 0.0)) for k in free]
+            j = None if words is None else choose_label(words, member_rows[t], ranked, groups=child_rows.get(t))
+            if j is not None:
+                k = free[j]
+                longer = [k2 for k2 in dict.fromkeys([*free, *_containing(k, tf[t])]) if k2 != k and free_of_taken(k2)
+                          and (k2 in shown or (_labelable(k2, total[k2] / n_papers, max_df)
+                                               and not _adjectival(_display(forms, k2))))]
+                j = refine_label(words, member_rows[t], shown[k], [shown.get(k2) or _display(forms, k2)
+                                                                    for k2 in longer])
+                if j is not None:
+                    k = longer[j]
+                    shown.setdefault(k, _display(forms, k))
+            else:
+                # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
+                kp = [k for k in free if k in forms] or free
+                multi = [k for k in kp[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[kp[0]]]
+                k = multi[0] if multi and len(kp[0].split()) == 1 else kp[0]
+            label = _sentence_case(shown[k])
             # add a second strong, distinct term to make labels specific: not a variant or acronym of the first,
             # present in a tenth of the topic's papers, and the whole label still at most five words
             second_support = max(3, round(0.1 * size))
             for k2 in free[:6]:
-                if k2 == k or _related_terms(k, k2) or tf[t][k2] < second_support \
+                if k2 == k or k2 not in forms or _related_terms(k, k2) or tf[t][k2] < second_support \
                         or not _cooccur(docs(t, k), docs(t, k2)):
                     continue
                 if weight.get(k2, 0) >= 0.5 * weight.get(k, 0) \
@@ -162,6 +217,25 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         used_labels.add(label.casefold())
         out.append((label, top_terms))
     return out
+
+
+#: most candidate phrases per topic weighed by the papers' own words
+CANDIDATES = 8
+
+
+def _containing(key: str, tf: Counter[str], most: int = 5) -> list[str]:
+    """The ``most`` phrases of a topic most frequent among those that contain ``key``'s words and more (2+ papers)."""
+    words = key.split()
+    least = max(2, 0.2 * tf[key]) if key in tf else 2
+    found = [(f, k2) for k2, f in tf.items() if f >= least and k2 != key and len(k2.split()) <= MAX_LABEL_WORDS
+             and all(w in k2.split() for w in words)]
+    found.sort(key=lambda item: -item[0])
+    return [k2 for _, k2 in found[:most]]
+
+
+def _weight(f: int, avg: float, total: int, key: str, share: float) -> float:
+    """c-TF-IDF weight of a phrase in ``f`` of a topic's papers (module docstring), a multi-word phrase x 1.3."""
+    return f * math.log(1 + avg / total) * (1 + 0.3 * (" " in key)) * share
 
 
 def _add_affixes(key: str, heads: set[str], tails: set[str]) -> None:
