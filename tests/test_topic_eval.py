@@ -163,6 +163,19 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch):
     assert "BERTopic not installed: pip install 'paperatlas[eval]'" in res.output
     assert "BERTopic (default)" not in res.output and "paperatlas sub-topics" in res.output
     assert "NMI above BERTopic: n/a" in res.output
+    # issue 28: the level nearest the 3 sections, misfiled shares, k-means baselines, a label per section
+    out = res.output.splitlines()
+    head = out.index(next(ln for ln in out if ln.startswith("method ") and "misfiled" in ln))
+    rows = {ln.split("  ")[0].strip(): ln for ln in out[head + 2:head + 8]}
+    assert set(rows) == {"paperatlas areas", "paperatlas sub-topics", "paperatlas nearest level = areas",
+                         "paperatlas areas (k = #gold)", "k-means MiniLM (k = #gold)",
+                         "k-means MiniLM (k = #sub-topics)"}
+    assert all(ln.split()[-2].endswith("%") for ln in rows.values())  # misfiled, a share
+    agree = out.index(next(ln for ln in out if ln.startswith("gold class ")))
+    assert {out[agree + 2 + i].split("  ")[0] for i in range(3)} == {
+        "Deep Double Descent", "Information Bottleneck", "Neural Collapse"}
+    assert out[agree + 5].startswith("mean over 3 classes: token overlap ")
+    assert "misfiles fewer than k-means MiniLM (k = #gold): " in res.output
 
 
 @pytest.mark.slow
@@ -174,7 +187,7 @@ def test_cli_prints_both_tables():
     res = CliRunner().invoke(eval_group, ["topics", "--gold", gold, "--limit", "80"])
     assert res.exit_code == 0, res.output
     for row in ("paperatlas areas ", "paperatlas areas (k = #gold)", "paperatlas sub-topics", "BERTopic (default)",
-                "paperatlas topic embedding", "TF-IDF ", "MiniLM "):
+                "k-means MiniLM (k = #gold)", "paperatlas topic embedding", "TF-IDF ", "MiniLM "):
         assert f"\n{row}" in res.output, row
     assert "NMI" in res.output and "10-NN acc" in res.output
     assert "NMI above BERTopic: " in res.output and "10-NN beats TF-IDF and MiniLM: " in res.output

@@ -21,6 +21,7 @@ from ..eval import (
     EvalUnavailable,
     gold_sets,
     keyphrase_eval,
+    label_quality,
     recommend_eval,
     related_eval,
     search_eval,
@@ -29,7 +30,7 @@ from ..eval import (
     topic_filing,
 )
 from ..llm.backends import BACKENDS, BackendError
-from ._common import choice_help
+from ._common import choice_help, db_option, open_atlas
 
 _GOLD_CLASSES_HELP = ("Gold set: awesome (seed 004 sections without Others), aaai (AAAI 2022 primary areas), "
                       "cvpr2019, iccv2019, cvpr2017, iccv2017 (sessions), or a listing FILE (repeatable).")
@@ -60,6 +61,7 @@ def eval_group() -> None:
     paperatlas eval tldr         SciTLDR-A dev: ROUGE-1/2/L vs the author TL;DR and the best of all targets
     paperatlas eval keyphrases   COLM 2024+2025 author keywords and seed 004's Key Word lines: P/R/F1@5,10
     paperatlas eval topics       4 gold sets: NMI/ARI/misfiled vs BERTopic, k-means; label agreement; 10-NN
+    paperatlas eval labels       an atlas's worst topic labels (too broad / not naming their papers), largest area
     paperatlas eval recommend    same gold classes: P@10, nDCG@10 of recommendations vs arxiv-sanity-lite
     paperatlas eval neighbours   same gold classes: 10-NN accuracy of the paper representation vs MiniLM, TF-IDF
     paperatlas eval related      same gold classes: related papers vs MiniLM, BM25 and BM25 + MiniLM (RRF)
@@ -229,6 +231,48 @@ def _knn_table(texts: list[str], gold: list[str], emb, seeds: list[int]) -> list
                f"{sum(sizes)} papers, {len(sizes)} classes; majority class {max(sizes) / sum(sizes):.1%})")
     click.echo(topic_eval.format_table(knn, topic_eval.KNN_COLUMNS))
     return knn
+
+
+# --------------------------------------------------------------------------------------------------- labels
+@eval_group.command(name="labels")
+@db_option
+@click.option("--worst", "n_worst", type=click.IntRange(min=1), default=10, show_default=True,
+              help="How many of the worst labels to list.")
+@click.option("--all", "show_all", is_flag=True, help="List every topic's label (areas, then sub-topics, largest "
+              "first) instead of the worst ones.")
+def labels_command(db: str | None, n_worst: int, show_all: bool) -> None:
+    """The worst topic labels of an atlas, and the largest area's share.
+
+    Each label is read as a search over the atlas's papers (title + abstract, content-word stems): specificity =
+    share of all papers it matches (high = too broad), coverage = share of its own topic's papers it matches
+    (low = does not name them), score = F1 of precision and coverage. No gold data needed.
+
+    \b
+    paperatlas eval labels --db iclr2021.db
+    paperatlas eval labels --db iclr2021.db --all
+    """
+    atlas = open_atlas(db)
+    try:
+        scores, n_papers = label_quality.atlas_label_scores(atlas)
+        path = atlas.path
+    finally:
+        atlas.close()
+    n_areas = sum(s.level == 0 for s in scores)
+    click.echo(f"== {path}: {n_papers} papers with a topic, {n_areas} areas, {len(scores) - n_areas} sub-topics ==")
+    if not scores:
+        click.echo("(no topics)")
+        return
+    if show_all:
+        rows = sorted(scores, key=lambda s: (s.level, -s.size, s.topic_id))
+        click.echo("Every label (score = F1 of precision and coverage of the label as a search for its topic)")
+    else:
+        rows = label_quality.worst(scores, n_worst)
+        click.echo(f"The {len(rows)} worst labels (lowest score = F1 of precision and coverage of the label as a "
+                   "search for its topic)")
+    click.echo(label_quality.format_scores(rows))
+    click.echo()
+    for line in label_quality.summary(scores, n_papers):
+        click.echo(line)
 
 
 # --------------------------------------------------------------------------------------------------- recommend
