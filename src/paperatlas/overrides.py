@@ -110,4 +110,6 @@ def override_paper(db: str | Path, paper_id: str, tldr: str | None = None, keyph
         values["tldr"] = check_tldr(" ".join(tldr.split()), paper_id)
     if keyphrases is not None:
         values["keyphrases"] = check_keyphrases(keyphrases, paper_id)
+    if clear:
+        move_paper(path, paper_id, None)  # put a paper the reader moved back under its earlier sub-topic
     return store.row_to_paper(store.set_overrides(path, paper_id, values, clear=clear))

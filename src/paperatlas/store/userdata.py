@@ -398,8 +398,8 @@ def set_overrides(db: str | Path, paper_id: str, values: dict[str, object], clea
         paper_id: The paper's id.
         values: ``field -> value`` for fields of :data:`EDITABLE_FIELDS` (``tldr``: str, ``keyphrases``:
             list[str]); may be empty.
-        clear: Remove the paper's stored overrides first (the generated values come back at the next build; a
-            move to another topic is undone: :func:`paperatlas.store.topic_overrides.undo_move`).
+        clear: Remove the paper's stored TL;DR/keyphrase overrides first (the generated values come back at the
+            next build; a move to another topic is :func:`paperatlas.store.topic_overrides.undo_move`'s).
 
     Returns:
         The paper's ``papers`` row as now stored (``sqlite3.Row``).
@@ -419,11 +419,10 @@ def set_overrides(db: str | Path, paper_id: str, values: dict[str, object], clea
         row = con.execute("SELECT title FROM papers WHERE id = ?", (paper_id,)).fetchone()
         if row is None:
             raise LookupError(f"no paper with id {paper_id!r} in {db}")
-        if clear:
-            from .topic_overrides import undo_move  # (it imports this module) a move is undone, not just dropped
-
-            undo_move(con, paper_id)
-            con.execute("DELETE FROM overrides WHERE paper_id = ?", (paper_id,))
+        if clear:  # a move to another topic is not a field of this function's (undo_move puts the paper back)
+            fields = ", ".join("?" * len(EDITABLE_FIELDS))
+            con.execute(f"DELETE FROM overrides WHERE paper_id = ? AND field IN ({fields})",
+                        (paper_id, *EDITABLE_FIELDS))
         now = timestamp()
         con.executemany("INSERT OR REPLACE INTO overrides (paper_id, field, value, title, edited_at) "
                         "VALUES (?, ?, ?, ?, ?)",
