@@ -12,10 +12,11 @@ papers' titles and abstracts to choose among the best of them (:func:`choose_lab
   conference, ``Offline reinforcement learning`` mostly in its own topic;
 * the phrase's score is the F-measure of the two (van Rijsbergen 1979, *Information Retrieval*: the phrase
   judged as a classifier of the topic's papers) with precision weighted more (:data:`BETA`), times its c-TF-IDF
-  weight relative to the topic's best (the keyphrase ranking keeps its say), :data:`SINGLE_WORD` for a single
+  weight relative to the topic's best (the keyphrase ranking keeps its say; flattened below :data:`SMALL_CORPUS`
+  papers), :data:`SINGLE_WORD` for a single
   word (a session is rarely named by one word), and, for an area, how evenly its sub-topics use the phrase
   (:func:`spread`);
-* a longer phrase that uses the chosen one's words and more, in half as many papers and about as precisely,
+* a longer phrase that uses the chosen single word and more, in half as many papers and about as precisely,
   replaces it (:func:`refine_label`: "Attacks" -> "Adversarial attacks").
 
 Below :data:`SMALL_CORPUS` papers, or when a topic's keyphrases are thin (no phrase in two of its papers), word
@@ -44,6 +45,11 @@ ATLAS_SAMPLE = 600
 MIN_COVERAGE = 0.1
 #: score factor of a one-word label ("Bounds", "Convergence": too broad to name a session on their own)
 SINGLE_WORD = 0.8
+#: below :data:`SMALL_CORPUS` papers the keyphrase weight counts as ``weight ** SMALL_PRIOR`` (c-TF-IDF over a few
+#: papers says little; their words decide)
+SMALL_PRIOR = 0.1
+#: score factor of a phrase of words every ML paper uses ("Representation learning": found in any topic's papers)
+BROAD_ONLY = 0.5
 #: beta of the F-measure of coverage (recall) and precision: below 1, precision counts more (a phrase found in a
 #: fifth of a topic's papers and nowhere else names it better than one found in most papers of the atlas)
 BETA = 0.5
@@ -119,6 +125,19 @@ def phrase_prefixes(phrase: str) -> tuple[str, ...]:
             out.add(unit)
     # a unit ends with a space when its last word must match whole: short words ("pre", "ode", "rl")
     return tuple(sorted(out or broad))
+
+
+#: :func:`word_prefix` (or the word and a space, for short words) of every broad word
+_BROAD_UNITS = frozenset(word_prefix(w) if len(w) > 4 else w for w in (*BROAD, *_NOT_REQUIRED))
+
+
+def broad_only(phrase: str) -> bool:
+    """Whether every content word of ``phrase`` is one every ML paper uses ("Representation learning", "Models").
+
+    Such a phrase is used by most papers of any topic, so its coverage says nothing about the topic.
+    """
+    prefixes = phrase_prefixes(phrase)
+    return bool(prefixes) and all(" " not in u.strip() and (u.strip() in _BROAD_UNITS) for u in prefixes)
 
 
 def _spread(rows: list[int], k: int) -> list[int]:
@@ -281,7 +300,9 @@ def choose_label(words: PaperWords, rows: list[int], candidates: list[tuple[str,
         if f <= 0:
             continue
         evidence = max(evidence, f)
-        score = f * max(weight, 0.0) / top * (SINGLE_WORD if len(phrase.split()) == 1 else 1.0)
+        prior = (max(weight, 0.0) / top) ** (SMALL_PRIOR if words.n < SMALL_CORPUS else 1.0)
+        score = f * prior * (SINGLE_WORD if len(phrase.split()) == 1 else 1.0) \
+            * (BROAD_ONLY if broad_only(phrase) else 1.0)
         if groups and len(groups) > 1:
             score *= spread(words, groups, prefixes, cov)
         covered = cov >= MIN_COVERAGE
@@ -321,7 +342,7 @@ def spread(words: PaperWords, groups: list[list[int]], prefixes: tuple[str, ...]
 
 
 def refine_label(words: PaperWords, rows: list[int], phrase: str, longer: list[str]) -> int | None:
-    """A more specific phrase to name the papers ``rows`` than ``phrase`` (``Attacks`` -> ``Adversarial attacks``).
+    """A more specific phrase than the single word ``phrase`` (``Attacks`` -> ``Adversarial attacks``).
 
     A phrase of ``longer`` qualifies when it uses every word of ``phrase`` and more, is used by at least
     :data:`REFINE_SHARE` as many of the papers, and about as precisely (90%); the best scored wins.
@@ -329,12 +350,14 @@ def refine_label(words: PaperWords, rows: list[int], phrase: str, longer: list[s
     Args:
         words: the atlas's :class:`PaperWords`.
         rows: the topic's papers.
-        phrase: the chosen label.
+        phrase: the chosen label (a phrase of several words is kept as it is).
         longer: candidate phrases (typically the topic's keyphrases containing ``phrase``'s words).
 
     Returns:
         The index in ``longer`` of the chosen phrase, or None to keep ``phrase``.
     """
+    if len(phrase.split()) > 1:
+        return None
     base = set(phrase_prefixes(phrase))
     _f, cov, prec = words.score(rows, tuple(sorted(base)))
     best, best_f = None, 0.0
