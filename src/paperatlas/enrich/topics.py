@@ -22,11 +22,12 @@ Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
   :mod:`paperatlas.enrich.layout`.
 * **Stability** (:func:`update_topics`): the fitted :class:`TopicModel` (TF-IDF/LSA space, centroids, the papers'
   topic vectors and map positions) is stored in the atlas as named arrays (safetensors, no code: a crafted atlas
-  cannot run anything). A rebuild that adds at most :data:`MAX_NEW_SHARE` new papers keeps the
-  space and the sub-topics: every kept paper stays in its sub-topic and a new or changed paper joins the one whose
-  stored centroid is nearest (so a no-op rebuild moves nothing and topic ids are kept by construction), keeps every existing point's map position and places each new paper at
-  the mean position of its 3 most similar earlier papers (:func:`~paperatlas.enrich.layout.place_new`); a topic
-  keeps its label unless its membership changed (Jaccard < :data:`KEEP_LABEL_JACCARD`).
+  cannot run anything). A rebuild that adds at most :data:`MAX_NEW_SHARE` new papers keeps the space and the
+  sub-topics: every kept paper stays in its sub-topic and a new or changed paper joins the one whose stored
+  centroid is nearest (so a no-op rebuild moves nothing and topic ids are kept by construction); it keeps every
+  existing point's map position and places each new paper at the mean position of its 3 most similar earlier
+  papers (:func:`~paperatlas.enrich.layout.place_new`); a topic keeps its label unless its membership changed
+  (Jaccard < :data:`KEEP_LABEL_JACCARD`).
   A full refit matches new topics to the old ones (Hungarian assignment on shared papers) and keeps the id and
   label of each topic that keeps most of its papers (Jaccard ≥ 0.5).
 """
