@@ -4,6 +4,7 @@ fixtures (``awesome_topics.txt``: 64 seed 004 entries from 3 named sections + 5 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import numpy as np
@@ -148,7 +149,7 @@ def test_cli_missing_gold_file(tmp_path):
     assert res.exit_code != 0 and str(missing) in res.output
 
 
-def test_cli_without_bertopic_says_how_to_install(monkeypatch):
+def test_cli_without_bertopic_says_how_to_install(monkeypatch, tmp_path):
     from paperatlas.cli.eval import eval_group
     from paperatlas.eval import topic_eval
 
@@ -158,7 +159,8 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch):
 
     monkeypatch.setattr(topic_eval, "bertopic_available", lambda: False)
     monkeypatch.setattr("paperatlas.enrich.embed.get_embedder", lambda *a, **k: FakeEmbedder())
-    res = CliRunner().invoke(eval_group, ["topics", "--gold", str(AWESOME_FIXTURE)])
+    res = CliRunner().invoke(eval_group, ["topics", "--gold", str(AWESOME_FIXTURE), "--seeds", "2",
+                                          "--json", str(tmp_path / "rows.json")])
     assert res.exit_code == 0, res.output
     assert "BERTopic not installed: pip install 'paperatlas[eval]'" in res.output
     assert "BERTopic (default)" not in res.output and "paperatlas sub-topics" in res.output
@@ -176,6 +178,11 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch):
         "Deep Double Descent", "Information Bottleneck", "Neural Collapse"}
     assert out[agree + 5].startswith("mean over 3 classes: token overlap ")
     assert "misfiles fewer than k-means MiniLM (k = #gold): " in res.output
+    saved = json.loads((tmp_path / "rows.json").read_text(encoding="utf-8"))
+    assert [(s["papers"], s["classes"], s["seeds"], s["level"]) for s in saved] == [(64, 3, [42, 43], "areas")]
+    near = next(r for r in saved[0]["clustering"] if r["method"] == "paperatlas nearest level = areas")
+    assert near["seeds"] == 2 and 0 <= near["misfiled"] <= 1 and "misfiled_sd" in near
+    assert len(saved[0]["agreement"]) == 3 and len(saved[0]["agreement_means"]) == 2
 
 
 @pytest.mark.slow

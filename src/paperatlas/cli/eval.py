@@ -8,6 +8,7 @@ becomes a :class:`click.ClickException` with the same message.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -165,8 +166,12 @@ def keyphrases_command(golds: tuple[str, ...], methods: tuple[str, ...], limit: 
               help="Make the build's keyphrase label terms and score label-name agreement (--no-labels: "
                    "clustering only, faster).")
 @click.option("--knn/--no-knn", "with_knn", default=True, show_default=True, help="Also the 10-NN accuracy table.")
+@click.option("--bertopic/--no-bertopic", "want_bertopic", default=True, show_default=True,
+              help="Also the BERTopic row (when installed).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write every table's rows to this JSON file (to compare runs).")
 def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds: int, with_labels: bool,
-                   with_knn: bool) -> None:
+                   with_knn: bool, want_bertopic: bool, json_out: Path | None) -> None:
     """Topics vs gold classes: NMI, ARI, misfiled share vs BERTopic and k-means; label-name agreement; 10-NN.
 
     Our areas and sub-topics (as a build makes them), the level nearest the gold class count, BERTopic and plain
@@ -175,15 +180,16 @@ def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds
 
     \b
     paperatlas eval topics                          # 4 gold sets, 3 seeds (~15 min on 2 cores)
-    paperatlas eval topics --gold aaai --gold cvpr2019 --seeds 1 --no-knn
+    paperatlas eval topics --gold aaai --gold cvpr2019 --seeds 1 --no-knn --json /tmp/after.json
     paperatlas eval topics --gold awesome --limit 80
     """
     with _click_errors():
-        with_bertopic = topic_eval.bertopic_available()
-        if not with_bertopic:
+        with_bertopic = want_bertopic and topic_eval.bertopic_available()
+        if want_bertopic and not with_bertopic:
             click.echo(topic_eval.BERTOPIC_MISSING)
         sets = [gold_sets.load_gold_papers(g) for g in golds]  # every file checked before the slow parts
         goals: list[str] = []
+        report: list[dict] = []
         for i, (label, papers) in enumerate(sets):
             papers = [papers[j] for j in topic_eval.sample(len(papers), limit, seed)]
             texts, gold = [paper_text(p.title, p.text) for p in papers], [p.gold for p in papers]
@@ -216,7 +222,13 @@ def topics_command(golds: tuple[str, ...], limit: int | None, seed: int, n_seeds
                 click.echo()
                 knn = _knn_table(texts, gold, emb, seeds)
             goals += topic_eval.goal_checks(label, res.rows, knn)
+            report.append({"gold": golds[i], "label": label, "papers": len(texts), "classes": len(set(gold)),
+                           "seeds": seeds, "level": res.level, "clustering": res.rows, "agreement": res.agreement,
+                           "agreement_means": res.agreement_means, "knn": knn})
     _echo_goals(goals)
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+        click.echo(f"rows written to {json_out}")
 
 
 def _knn_table(texts: list[str], gold: list[str], emb, seeds: list[int]) -> list[dict]:
