@@ -141,6 +141,14 @@ def test_clear_gives_back_label_and_topic_and_a_gone_topic_is_reported(copy_atla
     kept = atlas.con.execute("SELECT paper_id, field FROM overrides ORDER BY field").fetchall()
     assert sorted(tuple(r) for r in kept) == sorted([(topic_key(37), "label"), (topic_key(target), "label"),
                                                      (other.id, "topic")])
+    # and the way the note names drops them
+    res = cli("edit", "--db", db, "--topic", 37, "--clear")
+    assert res.exit_code == 0 and "its kept rename was dropped" in res.output, res.output
+    assert cli("edit", other.id, "--db", db, "--clear").exit_code == 0
+    atlas = Atlas(db)
+    assert [tuple(r) for r in atlas.con.execute("SELECT paper_id, field FROM overrides")] == \
+        [(topic_key(target), "label")]
+    assert atlas.by_id[other.id].topic_id == other.topic_id
 
 
 def test_refusals_name_the_way_out(copy_atlas):

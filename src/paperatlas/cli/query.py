@@ -251,6 +251,9 @@ def _edit_topic(db, topic_id, label, clear, paper_fields: bool) -> None:
         t = rename_topic(resolve_db(db), topic_id, None if clear else label)
     except (LookupError, ValueError, AtlasNotFound, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
+    if t is None:
+        click.echo(f"topic {topic_id} is no longer in this atlas; its kept rename was dropped")
+        return
     kind = "area" if t.level == 0 else "sub-topic"
     click.echo(f"Topic {t.id} ({kind}, {t.size} papers): {t.label}" + (f" ({t.method})" if t.method else ""))
     if clear:

@@ -276,11 +276,12 @@ def check_topic_label(label: str, topic_id: int | None = None) -> str:
                              None if topic_id is None else f"topic {topic_id}")
 
 
-def rename_topic(db: str | Path, topic_id: int, label: str | None) -> Topic:
+def rename_topic(db: str | Path, topic_id: int, label: str | None) -> Topic | None:
     """Record the reader's label for a topic (an area or a sub-topic) and show it at once; None resets it.
 
     One transaction on the live atlas: the rename's ``overrides`` row and the topic's ``topics`` row. A reset
-    drops the row and puts back the label (and provenance) the topic had before the reader's first rename.
+    drops the row and puts back the label (and provenance) the topic had before the reader's first rename; it
+    also drops the kept rename of a topic a rebuild no longer has.
 
     Args:
         db: The atlas file.
@@ -288,10 +289,12 @@ def rename_topic(db: str | Path, topic_id: int, label: str | None) -> Topic:
         label: The new label (see :func:`check_topic_label`), or None to reset.
 
     Returns:
-        The topic as now stored (``method`` :data:`~paperatlas.store.userdata.EDIT_METHOD` when renamed).
+        The topic as now stored (``method`` :data:`~paperatlas.store.userdata.EDIT_METHOD` when renamed); None
+        when a reset dropped the rename of a topic the atlas no longer has.
 
     Raises:
-        LookupError: The atlas has no topic ``topic_id`` (the message says how to list them).
+        LookupError: The atlas has no topic ``topic_id`` (the message says how to list them), and (a reset) no
+            rename of it either.
         ValueError: The label is blank, or another topic already has it (case-insensitively).
         paperatlas.limits.LimitExceeded: The label is over :data:`MAX_TOPIC_LABEL_CHARS` (a ValueError).
         paperatlas.store.AtlasNotFound: There is no file at ``db``.
@@ -301,9 +304,12 @@ def rename_topic(db: str | Path, topic_id: int, label: str | None) -> Topic:
     with write_transaction(db) as con:
         topics = _topics(con)
         t = topics.get(topic_id)
+        key = topic_key(topic_id)
+        if t is None and label is None and con.execute("DELETE FROM overrides WHERE paper_id = ? AND field = ?",
+                                                       (key, LABEL_FIELD)).rowcount:
+            return None
         if t is None:
             raise LookupError(f"no topic {topic_id} in this atlas (`paperatlas topics` lists the topic ids)")
-        key = topic_key(topic_id)
         old = _rename_value(_stored(con, key, LABEL_FIELD))
         if label is None:
             con.execute("DELETE FROM overrides WHERE paper_id = ? AND field = ?", (key, LABEL_FIELD))
@@ -363,8 +369,9 @@ def undo_move(con: sqlite3.Connection, paper_id: str) -> bool:
 
     Returns:
         True when the paper is back under its earlier sub-topic; False when it had no move, the paper is not in
-        the atlas, or the earlier sub-topic no longer exists (it then stays where it is until the topics are
-        refitted: ``paperatlas build --refit-topics``).
+        the atlas, it is not under the move's sub-topic (a build could not apply the move), or the earlier
+        sub-topic no longer exists (it then stays where it is until the topics are refitted:
+        ``paperatlas build --refit-topics``).
     """
     old = _move_value(_stored(con, paper_id, TOPIC_FIELD))
     con.execute("DELETE FROM overrides WHERE paper_id = ? AND field = ?", (paper_id, TOPIC_FIELD))
@@ -375,7 +382,7 @@ def undo_move(con: sqlite3.Connection, paper_id: str) -> bool:
         p = _paper(con, paper_id)
     except LookupError:
         return False
-    if _missing(old["was"], topics) is not None:
+    if p.topic_id != old["topic"] or _missing(old["was"], topics) is not None:  # not in effect, or nowhere to go
         return False
     _write_placement(con, p, topics, file_under(p, old["was"], topics))
     return True

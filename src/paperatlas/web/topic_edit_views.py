@@ -38,6 +38,8 @@ def register(app: Flask, ctx: WebContext) -> None:
             abort(404)
         except ValueError as e:
             abort(400, str(e))
+        if stored is None:  # the file no longer has the topic (rebuilt since the app started)
+            abort(404)
         t.label, t.method = stored.label, stored.method
         ctx.topics_changed()
         return redirect(url_for("topic", tid=tid))
