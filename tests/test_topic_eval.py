@@ -168,16 +168,16 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch, tmp_path):
     # issue 28: the level nearest the 3 sections, misfiled shares, k-means baselines, a label per section
     out = res.output.splitlines()
     head = out.index(next(ln for ln in out if ln.startswith("method ") and "misfiled" in ln))
-    rows = {ln.split("  ")[0].strip(): ln for ln in out[head + 2:head + 8]}
+    rows = {ln.split("  ")[0].strip(): ln for ln in out[head + 2:head + 9]}
     assert set(rows) == {"paperatlas areas", "paperatlas sub-topics", "paperatlas nearest level = areas",
-                         "paperatlas areas (k = #gold)", "k-means MiniLM (k = #gold)",
+                         "paperatlas areas (k = #gold)", "k-means MiniLM (k = #gold)", "k-means MiniLM (k = #areas)",
                          "k-means MiniLM (k = #sub-topics)"}
     assert all(ln.split()[-2].endswith("%") for ln in rows.values())  # misfiled, a share
     agree = out.index(next(ln for ln in out if ln.startswith("gold class ")))
     assert {out[agree + 2 + i].split("  ")[0] for i in range(3)} == {
         "Deep Double Descent", "Information Bottleneck", "Neural Collapse"}
     assert out[agree + 5].startswith("mean over 3 classes: token overlap ")
-    assert "misfiles fewer than k-means MiniLM (k = #gold): " in res.output
+    assert "misfiles fewer than k-means MiniLM (k = #areas): " in res.output
     saved = json.loads((tmp_path / "rows.json").read_text(encoding="utf-8"))
     assert [(s["papers"], s["classes"], s["seeds"], s["level"]) for s in saved] == [(64, 3, [42, 43], "areas")]
     near = next(r for r in saved[0]["clustering"] if r["method"] == "paperatlas nearest level = areas")

@@ -9,8 +9,8 @@ How a researcher would judge the filing of papers into topics:
   **BERTopic's outliers (topic ``-1``) count as misfiled**: a paper left without a topic is not filed with its
   class, and counting ``-1`` as one more topic would reward leaving hard papers out. (For NMI/ARI the ``-1``
   papers stay one cluster of their own, as before; the ``no topic`` column shows their share.) Purity rewards
-  many small topics (one paper per topic gives 0 misfiled), so compare rows with about the same ``#topics``: our
-  areas with ``k-means (k = #gold)``, our sub-topics with ``k-means (k = #sub-topics)``.
+  many small topics (one paper per topic gives 0 misfiled), so compare rows with the same ``#topics``: our
+  areas with ``k-means (k = #areas)``, our sub-topics with ``k-means (k = #sub-topics)``.
 * **Nearest level** (:func:`nearest_level`): of our two levels, the one whose topic count is nearer the number of
   gold classes (areas on a tie): a researcher's filing has about as many folders as the gold set has classes.
 * **k-means baseline** (:func:`kmeans_labels`): scikit-learn ``KMeans`` (k-means++, 10 restarts, seeded) on the

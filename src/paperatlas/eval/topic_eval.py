@@ -393,8 +393,8 @@ def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
 
     Returns:
         Three lines: whether our default areas' NMI is above BERTopic's; whether our level nearest the gold class
-        count misfiles fewer papers than plain k-means on MiniLM with as many clusters as that level (``k = #gold``
-        for areas, ``k = #sub-topics`` for sub-topics); and whether the topic embedding's 10-NN accuracy is above
+        count misfiles fewer papers than plain k-means on MiniLM with as many clusters as that level (``k = #areas``
+        or ``k = #sub-topics``); and whether the topic embedding's 10-NN accuracy is above
         both TF-IDF's and MiniLM's; each with the numbers (or ``n/a`` and why).
     """
     c, k = _by_method(cluster), _by_method(knn)
@@ -408,7 +408,7 @@ def goal_checks(label: str, cluster: list[dict], knn: list[dict]) -> list[str]:
         lines.append(f"{label}: NMI above BERTopic: n/a (no BERTopic score)")
     near = next((r for m, r in c.items() if m.startswith("paperatlas nearest level = ")), None)
     base = c.get("k-means MiniLM (k = #sub-topics)" if near and near["method"].endswith("sub-topics")
-                 else "k-means MiniLM (k = #gold)")
+                 else "k-means MiniLM (k = #areas)")
     if near and base:
         verdict = "yes" if near["misfiled"] < base["misfiled"] else "no"
         lines.append(f"{label}: {near['method'][len('paperatlas '):]} misfiles fewer than {base['method']}: "

@@ -16,8 +16,10 @@ of :func:`paperatlas.eval.filing.misfiled_share`):
   of gold classes (the effect of granularity);
 * ``BERTopic (default)`` - :func:`paperatlas.eval.topic_eval.bertopic_labels` (outliers ``-1``: one cluster for
   NMI/ARI, misfiled for the misfiled share);
-* ``k-means MiniLM (k = #gold)`` and ``k-means MiniLM (k = #sub-topics)`` - the plain baseline
-  (:func:`paperatlas.eval.filing.kmeans_labels`) with as many clusters as gold classes and as our sub-topics.
+* ``k-means MiniLM (k = #gold)``, ``(k = #areas)`` and ``(k = #sub-topics)`` - the plain baseline
+  (:func:`paperatlas.eval.filing.kmeans_labels`) with as many clusters as gold classes, as our areas and as our
+  sub-topics (the misfiled share favours more topics, so each of our levels is compared with k-means of the same
+  size).
 
 With labels (the default), each seed also scores the label–name agreement at the nearest level
 (:func:`paperatlas.eval.label_agreement.agreement_rows`); without, the build gets no label terms (same clustering,
@@ -102,7 +104,8 @@ def clustering_rows(papers: Sequence[GoldPaper], embeddings: np.ndarray, terms: 
         else:
             rows.append({"method": "BERTopic (default)", **topic_eval.score_clustering(gold, pred),
                          "seconds": time.perf_counter() - t0})
-    for name, k in (("k-means MiniLM (k = #gold)", n_gold), ("k-means MiniLM (k = #sub-topics)", leaves["n_topics"])):
+    for name, k in (("k-means MiniLM (k = #gold)", n_gold), ("k-means MiniLM (k = #areas)", areas["n_topics"]),
+                    ("k-means MiniLM (k = #sub-topics)", leaves["n_topics"])):
         t0 = time.perf_counter()
         pred = filing.kmeans_labels(embeddings, k, seed=seed)
         rows.append({"method": name, **topic_eval.score_clustering(gold, pred), "seconds": time.perf_counter() - t0})
