@@ -16,8 +16,8 @@ papers' titles and abstracts to choose among the best of them (:func:`choose_lab
   :data:`SMALL_CORPUS` papers), :data:`SINGLE_WORD` for a single word (a session is rarely named by one word),
   :data:`BROAD_ONLY` for a phrase of words every ML paper uses, and, for an area, how evenly its sub-topics use
   the phrase (:func:`spread`);
-* a longer phrase that uses the chosen single word and more, in half as many papers and about as precisely,
-  replaces it (:func:`refine_label`: "Attacks" -> "Adversarial attacks").
+* a longer phrase that says more than the chosen one, in half as many papers and about as precisely, replaces
+  it (:func:`refine_label`: "Attacks" -> "Adversarial attacks", "Lottery ticket" -> "Lottery ticket hypothesis").
 
 Below :data:`SMALL_CORPUS` papers, or when a topic's keyphrases are thin (no phrase in two of its papers), word
 n-grams of the topic's titles are candidates too (:func:`title_phrases`): a 20-paper library is labelled by what
@@ -57,6 +57,8 @@ BETA = 1.0
 MIN_EVIDENCE = 0.1
 #: a longer phrase replaces a label when it is used by at least this share as many of the topic's papers
 REFINE_SHARE = 0.5
+#: a single-word label used at least this precisely by its topic's papers is not replaced by a longer phrase
+REFINE_PRECISION = 0.9
 #: words a label may carry that its papers need not write ("Fair machine learning" names papers on fairness)
 _NOT_REQUIRED = frozenset({"deep", "neural", "machine", "artificial", "based", "driven", "aware", "using"})
 
@@ -342,30 +344,34 @@ def spread(words: PaperWords, groups: list[list[int]], prefixes: tuple[str, ...]
 
 
 def refine_label(words: PaperWords, rows: list[int], phrase: str, longer: list[str]) -> int | None:
-    """A more specific phrase than the single word ``phrase`` (``Attacks`` -> ``Adversarial attacks``).
+    """A more specific phrase than ``phrase``: ``Attacks`` -> ``Adversarial attacks``.
 
-    A phrase of ``longer`` qualifies when it uses every word of ``phrase`` and more, is used by at least
-    :data:`REFINE_SHARE` as many of the papers, and about as precisely (90%); the best scored wins.
+    A phrase of ``longer`` qualifies when it says more (for a single word: uses it and more words; for a phrase:
+    contains it, word for word), is used by at least :data:`REFINE_SHARE` as many of the papers and about as
+    precisely (90%; more precisely than a phrase it extends); the best scored wins. A single word used mostly by
+    the topic's papers (precision of :data:`REFINE_PRECISION` or more: ``Grokking``) is kept.
 
     Args:
         words: the atlas's :class:`PaperWords`.
         rows: the topic's papers.
-        phrase: the chosen label (a phrase of several words is kept as it is).
+        phrase: the chosen label.
         longer: candidate phrases (typically the topic's keyphrases containing ``phrase``'s words).
 
     Returns:
         The index in ``longer`` of the chosen phrase, or None to keep ``phrase``.
     """
-    if len(phrase.split()) > 1:
-        return None
+    single = len(phrase.split()) == 1
     base = set(phrase_prefixes(phrase))
     _f, cov, prec = words.score(rows, tuple(sorted(base)))
+    if single and prec >= REFINE_PRECISION:
+        return None
+    inner = f" {' '.join(phrase.lower().split())} "
     best, best_f = None, 0.0
     for j, other in enumerate(longer):
         pre = phrase_prefixes(other)
-        if not base < set(pre):
+        if not base < set(pre) or (not single and inner not in f" {' '.join(other.lower().split())} "):
             continue
         f2, cov2, prec2 = words.score(rows, pre)
-        if cov2 >= REFINE_SHARE * cov and prec2 >= 0.9 * prec and f2 > best_f:
+        if cov2 >= REFINE_SHARE * cov and (prec2 >= 0.9 * prec if single else prec2 > prec) and f2 > best_f:
             best, best_f = j, f2
     return best

@@ -163,7 +163,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         label = ""
         free = list(islice((k for k in dict.fromkeys(_clean_terms(
             good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df),
-            parts=parts)) if free_of_taken(k) and not _adjectival(_display(forms, k))), CANDIDATES))
+            parts=parts)) if free_of_taken(k) and not _dangling(_display(forms, k))), CANDIDATES))
         shown = {k: _display(forms, k) for k in free}
         for k in free:  # an extended fragment may be in fewer papers than `support`: weighed like the others
             if k not in weight:
@@ -175,7 +175,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             for phrase, _n in title_phrases([texts[i].split(". ", 1)[0] for i in member_rows[t]]):
                 k = phrase_key(phrase)
                 if k and k not in shown and k not in _GENERIC_KEYS and free_of_taken(k) \
-                        and not _adjectival(phrase) and len(k.split()) <= MAX_LABEL_WORDS:
+                        and not _dangling(phrase) and len(k.split()) <= MAX_LABEL_WORDS:
                     free.append(k)
                     shown[k] = phrase
                     weight.setdefault(k, best)
@@ -186,7 +186,7 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
                 k = free[j]
                 longer = [k2 for k2 in dict.fromkeys([*free, *_containing(k, tf[t])]) if k2 != k and free_of_taken(k2)
                           and (k2 in shown or (_labelable(k2, total[k2] / n_papers, max_df)
-                                               and not _adjectival(_display(forms, k2))))]
+                                               and not _dangling(_display(forms, k2))))]
                 j = refine_label(words, member_rows[t], shown[k], [shown.get(k2) or _display(forms, k2)
                                                                     for k2 in longer])
                 if j is not None:
@@ -293,6 +293,29 @@ def _adjectival(phrase: str) -> bool:
     return last in _ADJECTIVES or parts[-1] in _ADJECTIVES or (
         len(parts[-1]) > 4 and parts[-1].endswith(_ADJECTIVE_ENDINGS)) or (
         len(parts) > 1 and parts[-1] in _COMPOUND_ADJECTIVE_ENDS)
+
+
+#: adjective endings of a phrase's last word that make it a fragment as a label (``group equivariant``), and the
+#: nouns among such words (``gradient descent`` and ``spectral filtering`` are names, so ``-ent`` and ``-ed`` are not
+#: in the list)
+_DANGLING_ENDINGS = ("ive", "ous", "ant", "ical", "able", "ible")
+_NOUNS = frozenset({"objective", "alternative", "derivative", "initiative", "narrative", "representative",
+                    "variable", "variant", "constant", "assistant", "participant", "table"})
+
+
+def _dangling(phrase: str) -> bool:
+    """Whether a phrase (as written) would read as a fragment as a label: it ends in an adjective.
+
+    Narrower than :func:`_adjectival`, which also reads ``-ent``, ``-ed`` and ``-al`` words as adjectives (right
+    for a fragment's first word, wrong for ``gradient descent`` or ``graph retrieval``): the last word is a known
+    adjective (``robust``, ``self-supervised``), a compound adjective (``layer-wise``) or ends in ``-ive``,
+    ``-ous``, ``-ant``, ``-ical``, ``-able``, ``-ible`` and is not a noun of :data:`_NOUNS`.
+    """
+    last = phrase.lower().split()[-1] if phrase.strip() else ""
+    parts = last.split("-")
+    if last in _ADJECTIVES or parts[-1] in _ADJECTIVES or (len(parts) > 1 and parts[-1] in _COMPOUND_ADJECTIVE_ENDS):
+        return True
+    return len(parts[-1]) > 5 and parts[-1].endswith(_DANGLING_ENDINGS) and parts[-1] not in _NOUNS
 
 
 def _tail_fragment(key: str, tf: Counter[str], tails: dict[str, int] | None = None) -> bool:
