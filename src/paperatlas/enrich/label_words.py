@@ -57,6 +57,13 @@ BETA = 1.0
 MIN_EVIDENCE = 0.1
 #: a longer phrase replaces a label when it is used by at least this share as many of the topic's papers
 REFINE_SHARE = 0.5
+#: a phrase that contains the label word for word and adds a name's last word replaces it when used by at least
+#: this share as many papers ("Lottery ticket" -> "Lottery ticket hypothesis", 0.44 of 0.92 in seed 004)
+REFINE_SHARE_NAME = 0.4
+#: words that make a phrase longer, not more specific ("Information bottleneck theory", "Phenomenon of grokking")
+_FILLER = frozenset("""theory theories analysis approach approaches method methods framework model models perspective
+perspectives study studies view problem problems setting phenomenon phenomena effect effects principle principles
+review paradigm understanding results""".split())
 #: a single-word label used at least this precisely by its topic's papers is not replaced by a longer phrase (0.9
 #: turned ICLR 2021's "Quantization" (0.84) into "Mixed-precision quantization", found in 10% of its papers)
 REFINE_PRECISION = 0.8
@@ -306,7 +313,7 @@ def choose_label(words: PaperWords, rows: list[int], candidates: list[tuple[str,
         prior = (max(weight, 0.0) / top) ** (SMALL_PRIOR if words.n < SMALL_CORPUS else 1.0)
         score = f * prior * (SINGLE_WORD if len(phrase.split()) == 1 else 1.0) \
             * (BROAD_ONLY if broad_only(phrase) else 1.0)
-        if groups and len(groups) > 1:
+        if groups and len(groups) > 1 and SPREAD:
             score *= spread(words, groups, prefixes, cov)
         covered = cov >= MIN_COVERAGE
         if (covered, score) > (best_covered, best_score):
@@ -314,6 +321,10 @@ def choose_label(words: PaperWords, rows: list[int], candidates: list[tuple[str,
     return best if evidence >= MIN_EVIDENCE else None
 
 
+#: whether an area's candidates are weighed by their :func:`spread` (off: the keyphrase weight already carries the
+#: share of the area's sub-topics where a phrase is common, and the spread twice over cost seed 004 its "Scaling
+#: laws" and "Neural collapse" areas)
+SPREAD = False
 #: most papers of each sub-topic read for :func:`spread`
 GROUP_SAMPLE = 20
 
@@ -348,8 +359,9 @@ def refine_label(words: PaperWords, rows: list[int], phrase: str, longer: list[s
     """A more specific phrase than ``phrase``: ``Attacks`` -> ``Adversarial attacks``.
 
     A phrase of ``longer`` qualifies when it says more (for a single word: uses it and more words; for a phrase:
-    contains it, word for word), is used by at least :data:`REFINE_SHARE` as many of the papers and about as
-    precisely (90%; more precisely than a phrase it extends); the best scored wins. A single word used mostly by
+    contains it, word for word), is used by at least :data:`REFINE_SHARE` (a phrase: :data:`REFINE_SHARE_NAME`)
+    as many of the papers and about as precisely (90%; a phrase: 95%), and adds more than filler
+    (:data:`_FILLER`: not ``Information bottleneck theory``); the best scored wins. A single word used mostly by
     the topic's papers (precision of :data:`REFINE_PRECISION` or more: ``Grokking``, ``Quantization``) is kept.
 
     Args:
@@ -367,12 +379,15 @@ def refine_label(words: PaperWords, rows: list[int], phrase: str, longer: list[s
     if single and prec >= REFINE_PRECISION:
         return None
     inner = f" {' '.join(phrase.lower().split())} "
+    filler = {word_prefix(w) for w in _FILLER}
     best, best_f = None, 0.0
     for j, other in enumerate(longer):
         pre = phrase_prefixes(other)
-        if not base < set(pre) or (not single and inner not in f" {' '.join(other.lower().split())} "):
+        if not base < set(pre) or (not single and inner not in f" {' '.join(other.lower().split())} ") \
+                or set(pre) - base <= filler:
             continue
         f2, cov2, prec2 = words.score(rows, pre)
-        if cov2 >= REFINE_SHARE * cov and (prec2 >= 0.9 * prec if single else prec2 > prec) and f2 > best_f:
+        share = REFINE_SHARE if single else REFINE_SHARE_NAME
+        if cov2 >= share * cov and prec2 >= (0.9 if single else 0.95) * prec and f2 > best_f:
             best, best_f = j, f2
     return best

@@ -21,7 +21,6 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from itertools import islice
 
 import numpy as np
 
@@ -161,14 +160,22 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         top_terms = _shown_terms(good, tf[t], forms, max_terms, parts)
         weight = {k: sc for sc, _, k in scored}
         label = ""
-        free = list(islice((k for k in dict.fromkeys(_clean_terms(
-            good, tf[t], forms, keep=lambda k: k not in taken and _labelable(k, total[k] / n_papers, max_df),
-            parts=parts)) if free_of_taken(k) and not _dangling(_display(forms, k))), CANDIDATES))
+        # the first CANDIDATES labelable phrases, each weighed as the ranked phrase it was extended from (a fragment
+        # "lottery" ranked first stands for its phrase "lottery ticket hypothesis")
+        free: list[str] = []
+        rank_weight: dict[str, float] = {}
+        for key in good:
+            for k in _clean_terms([key], tf[t], forms, keep=lambda k: k not in taken
+                                  and _labelable(k, total[k] / n_papers, max_df), parts=parts):
+                if k not in rank_weight and free_of_taken(k) and not _dangling(_display(forms, k)):
+                    free.append(k)
+                    if k not in weight:  # an extended fragment may be in fewer papers than `support`
+                        weight[k] = _weight(tf[t][k], avg, total[k], k, coverage.get((t, k), 0.0)
+                                            if children is not None else 1.0)
+                    rank_weight[k] = max(weight[k], weight[key])
+            if len(free) >= CANDIDATES:
+                break
         shown = {k: _display(forms, k) for k in free}
-        for k in free:  # an extended fragment may be in fewer papers than `support`: weighed like the others
-            if k not in weight:
-                weight[k] = _weight(tf[t][k], avg, total[k], k, coverage.get((t, k), 0.0) if children is not None
-                                    else 1.0)
         if words is not None and (small or not free or tf[t][free[0]] < 2):
             # a small library or thin keyphrase evidence: the titles' own word n-grams are candidates too
             best = max(weight.values(), default=1.0)
@@ -178,9 +185,9 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
                         and not _dangling(phrase) and len(k.split()) <= MAX_LABEL_WORDS:
                     free.append(k)
                     shown[k] = phrase
-                    weight.setdefault(k, best)
+                    rank_weight[k] = best
         if free:
-            ranked = [(shown[k], weight.get(k, 0.0)) for k in free]
+            ranked = [(shown[k], rank_weight[k]) for k in free]
             j = None if words is None else choose_label(words, member_rows[t], ranked, groups=child_rows.get(t))
             if j is not None:
                 k = free[j]
@@ -295,10 +302,11 @@ def _adjectival(phrase: str) -> bool:
         len(parts) > 1 and parts[-1] in _COMPOUND_ADJECTIVE_ENDS)
 
 
-#: adjective endings of a phrase's last word that make it a fragment as a label (``group equivariant``), and the
+#: adjective (and verb: ``neural networks generalize``) endings of a phrase's last word that make it a fragment as
+#: a label (``group equivariant``), and the
 #: nouns among such words (``gradient descent`` and ``spectral filtering`` are names, so ``-ent`` and ``-ed`` are not
 #: in the list)
-_DANGLING_ENDINGS = ("ive", "ous", "ant", "ical", "able", "ible")
+_DANGLING_ENDINGS = ("ive", "ous", "ant", "ical", "able", "ible", "ize", "ify")
 _NOUNS = frozenset({"objective", "alternative", "derivative", "initiative", "narrative", "representative",
                     "variable", "variant", "constant", "assistant", "participant", "table"})
 
@@ -309,7 +317,8 @@ def _dangling(phrase: str) -> bool:
     Narrower than :func:`_adjectival`, which also reads ``-ent``, ``-ed`` and ``-al`` words as adjectives (right
     for a fragment's first word, wrong for ``gradient descent`` or ``graph retrieval``): the last word is a known
     adjective (``robust``, ``self-supervised``), a compound adjective (``layer-wise``) or ends in ``-ive``,
-    ``-ous``, ``-ant``, ``-ical``, ``-able``, ``-ible`` and is not a noun of :data:`_NOUNS`.
+    ``-ous``, ``-ant``, ``-ical``, ``-able``, ``-ible`` (or a verb's ``-ize``, ``-ify``) and is not a noun of
+    :data:`_NOUNS`.
     """
     last = phrase.lower().split()[-1] if phrase.strip() else ""
     parts = last.split("-")
