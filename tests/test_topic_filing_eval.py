@@ -208,3 +208,37 @@ def test_eval_labels_missing_atlas_names_it(tmp_path):
 
     res = CliRunner().invoke(eval_group, ["labels", "--db", str(tmp_path / "none.db")])
     assert res.exit_code != 0 and "none.db" in res.output
+
+
+# --------------------------------------------------------------------------------------------------- compare
+def _run(level: str, nmi: float, misfiled: float, overlap: float) -> list[dict]:
+    rows = [{"method": "paperatlas areas", "seeds": 1, "n_topics": 11, "nmi": nmi, "ari": 0.2,
+             "misfiled": misfiled},
+            {"method": f"paperatlas nearest level = {level}", "seeds": 1, "n_topics": 11, "nmi": nmi, "ari": 0.2,
+             "misfiled": misfiled},
+            {"method": "BERTopic (default)", "error": "ValueError: tiny"}]
+    return [{"gold": "aaai", "label": "AAAI 2022 primary areas", "papers": 1319, "classes": 20, "seeds": [42],
+             "level": level, "clustering": rows, "agreement": [],
+             "agreement_means": [{"overlap": overlap, "cosine": 0.4, "exact": 0.0}], "knn": []}]
+
+
+def test_eval_compare_shows_before_after_and_difference(tmp_path):
+    from paperatlas.cli.eval import eval_group
+
+    (tmp_path / "b.json").write_text(json.dumps(_run("areas", 0.317, 0.663, 0.05)), encoding="utf-8")
+    (tmp_path / "a.json").write_text(json.dumps(_run("sub-topics", 0.350, 0.588, 0.15)), encoding="utf-8")
+    res = CliRunner().invoke(eval_group, ["compare", str(tmp_path / "b.json"), str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    areas = next(ln for ln in lines if ln.startswith("paperatlas areas "))
+    assert areas.split()[2:5] == ["0.317", "0.350", "+0.033"] and areas.split()[-3:] == ["66.3%", "58.8%", "-7.5%"]
+    assert any(ln.startswith("paperatlas nearest level = areas -> sub-topics ") for ln in lines)
+    assert not any(ln.startswith("BERTopic") for ln in lines)  # failed in both: no row
+    assert "token overlap 0.050 -> 0.150 (+0.100)" in res.output
+    other = tmp_path / "o.json"
+    other.write_text(json.dumps([{**_run("areas", 0.3, 0.6, 0.1)[0], "gold": "cvpr2019"}]), encoding="utf-8")
+    res = CliRunner().invoke(eval_group, ["compare", str(tmp_path / "b.json"), str(other)])
+    assert res.exit_code != 0 and "no gold set is in both" in res.output
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    res = CliRunner().invoke(eval_group, ["compare", str(tmp_path / "bad.json"), str(other)])
+    assert res.exit_code != 0 and "not the output of eval topics --json" in res.output

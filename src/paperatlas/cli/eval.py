@@ -25,6 +25,7 @@ from ..eval import (
     label_quality,
     recommend_eval,
     related_eval,
+    run_compare,
     search_eval,
     tldr_eval,
     topic_eval,
@@ -63,6 +64,7 @@ def eval_group() -> None:
     paperatlas eval keyphrases   COLM 2024+2025 author keywords and seed 004's Key Word lines: P/R/F1@5,10
     paperatlas eval topics       4 gold sets: NMI/ARI/misfiled vs BERTopic, k-means; label agreement; 10-NN
     paperatlas eval labels       an atlas's worst topic labels (too broad / not naming their papers), largest area
+    paperatlas eval compare      two eval topics --json runs side by side (before / after a change)
     paperatlas eval recommend    same gold classes: P@10, nDCG@10 of recommendations vs arxiv-sanity-lite
     paperatlas eval neighbours   same gold classes: 10-NN accuracy of the paper representation vs MiniLM, TF-IDF
     paperatlas eval related      same gold classes: related papers vs MiniLM, BM25 and BM25 + MiniLM (RRF)
@@ -243,6 +245,39 @@ def _knn_table(texts: list[str], gold: list[str], emb, seeds: list[int]) -> list
                f"{sum(sizes)} papers, {len(sizes)} classes; majority class {max(sizes) / sum(sizes):.1%})")
     click.echo(topic_eval.format_table(knn, topic_eval.KNN_COLUMNS))
     return knn
+
+
+@eval_group.command(name="compare")
+@click.argument("before", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("after", type=click.Path(dir_okay=False, path_type=Path))
+def compare_command(before: Path, after: Path) -> None:
+    """Two eval topics --json runs side by side: NMI, ARI, misfiled share and label agreement, before and after.
+
+    \b
+    paperatlas eval topics --seeds 1 --no-knn --json before.json
+    (change the topics)
+    paperatlas eval topics --seeds 1 --no-knn --json after.json
+    paperatlas eval compare before.json after.json
+    """
+    with _click_errors():
+        runs_b, runs_a = run_compare.load_run(before), run_compare.load_run(after)
+    old = {r["gold"]: r for r in runs_b}
+    shown = 0
+    for a in runs_a:
+        b = old.get(a["gold"])
+        if b is None:
+            continue
+        if shown:
+            click.echo()
+        shown += 1
+        click.echo(f"== {a['label']}: {a['papers']} papers, {a['classes']} classes; seeds {b['seeds']} -> {a['seeds']}"
+                   + (f"; papers before: {b['papers']}" if b["papers"] != a["papers"] else "") + " ==")
+        click.echo(run_compare.format_comparison(run_compare.compare_set(b, a)))
+        line = run_compare.agreement_line(b, a)
+        if line:
+            click.echo(line)
+    if not shown:
+        raise click.ClickException(f"no gold set is in both {before} and {after}")
 
 
 # --------------------------------------------------------------------------------------------------- labels
