@@ -115,7 +115,9 @@ def test_agreement_rows_take_each_class_to_its_largest_topic():
     assert by["Action & Video"]["label"] == "Video action recognition"
     assert by["Action & Video"]["overlap"] == pytest.approx(2 / 3) and by["Action & Video"]["cosine"] == 0.0
     m = label_agreement.mean_agreement(rows)
-    assert m["overlap"] == pytest.approx(0.5) and m["exact"] == 0.0
+    assert m["overlap"] == pytest.approx(0.5) and m["exact"] == 0.0 and m["distinct"] == 1.0
+    shared = label_agreement.agreement_rows(gold, [1] * 6, labels, embed)  # both classes in topic 1
+    assert label_agreement.mean_agreement(shared)["distinct"] == 0.5
 
 
 # --------------------------------------------------------------------------------------------------- cache

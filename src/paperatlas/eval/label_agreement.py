@@ -169,9 +169,9 @@ def agreement_rows(gold: Sequence[str], pred: Sequence[int], labels: Sequence[st
         embed: Texts -> ``(len, dim)`` L2-normalised embeddings (MiniLM in the command).
 
     Returns:
-        One dict per class, largest first: ``class``, ``label`` (its topic's), ``held`` (share of the class's
-        papers in that topic), ``n`` (papers of the class), ``overlap`` (:func:`token_overlap`) and ``cosine``
-        (embedding similarity).
+        One dict per class, largest first: ``class``, ``topic`` (index of its topic), ``label`` (its topic's),
+        ``held`` (share of the class's papers in that topic), ``n`` (papers of the class), ``overlap``
+        (:func:`token_overlap`) and ``cosine`` (embedding similarity).
     """
     ct = class_topics(gold, pred)
     names = list(ct)
@@ -180,7 +180,7 @@ def agreement_rows(gold: Sequence[str], pred: Sequence[int], labels: Sequence[st
         return []
     vecs = np.asarray(embed(names + shown), dtype=np.float32)
     cos = np.sum(vecs[: len(names)] * vecs[len(names):], axis=1)
-    return [{"class": c, "label": lab, "held": ct[c][1] / ct[c][2], "n": ct[c][2],
+    return [{"class": c, "topic": ct[c][0], "label": lab, "held": ct[c][1] / ct[c][2], "n": ct[c][2],
              "overlap": token_overlap(lab, c), "cosine": float(s)}
             for c, lab, s in zip(names, shown, cos.tolist(), strict=True)]
 
@@ -189,11 +189,13 @@ def mean_agreement(rows: list[dict]) -> dict:
     """Macro means over classes of :func:`agreement_rows`.
 
     Returns:
-        ``overlap`` and ``cosine`` means (0.0 for no rows) and ``exact`` (share of classes whose label shares
-        every content stem with the class name, overlap 1).
+        ``overlap`` and ``cosine`` means (0.0 for no rows), ``exact`` (share of classes whose label shares every
+        content stem with the class name, overlap 1) and ``distinct`` (distinct topics among the classes' topics
+        / classes: 1.0 when every class has a topic of its own, lower when classes share one).
     """
     if not rows:
-        return {"overlap": 0.0, "cosine": 0.0, "exact": 0.0}
+        return {"overlap": 0.0, "cosine": 0.0, "exact": 0.0, "distinct": 0.0}
     return {"overlap": float(np.mean([r["overlap"] for r in rows])),
             "cosine": float(np.mean([r["cosine"] for r in rows])),
-            "exact": float(np.mean([r["overlap"] == 1.0 for r in rows]))}
+            "exact": float(np.mean([r["overlap"] == 1.0 for r in rows])),
+            "distinct": len({r["topic"] for r in rows}) / len(rows)}

@@ -106,5 +106,6 @@ def agreement_line(before: dict, after: dict) -> str | None:
         return float(np.mean([m[k] for m in ms]))
 
     parts = [f"{name} {mean(mb, k):.3f} -> {mean(ma, k):.3f} ({mean(ma, k) - mean(mb, k):+.3f})"
-             for k, name in (("overlap", "token overlap"), ("cosine", "cosine"))]
+             for k, name in (("overlap", "token overlap"), ("cosine", "cosine"), ("distinct", "distinct topics share"))
+             if all(k in m for m in mb + ma)]
     return "label-name agreement: " + ", ".join(parts)

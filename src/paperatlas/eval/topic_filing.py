@@ -167,14 +167,15 @@ def format_agreement(rows: list[dict], means: list[dict]) -> str:
 
     Returns:
         A table (one line per class: class, papers, share of them in the topic, the topic's label, token overlap,
-        cosine) and a last line with the mean overlap and cosine (± sd over seeds when there are several). No
-        final newline.
+        cosine) and a last line with the mean overlap and cosine (± sd over seeds when there are several) and how
+        many distinct topics the classes go to (mean over seeds). No final newline.
     """
     lines = [_format_rows(rows, AGREEMENT_COLUMNS)]
-    ov, co = (np.array([m[k] for m in means]) for k in ("overlap", "cosine"))
+    ov, co, di = (np.array([m.get(k, 0.0) for m in means]) for k in ("overlap", "cosine", "distinct"))
     sd = len(means) > 1
     lines.append(f"mean over {len(rows)} classes: token overlap {ov.mean():.3f}" + (f" ± {ov.std():.3f}" if sd else "")
                  + f", cosine {co.mean():.3f}" + (f" ± {co.std():.3f}" if sd else "")
+                 + f"; distinct topics {di.mean() * len(rows):.1f} of {len(rows)} classes"
                  + (f" (seeds: {len(means)}; per-class rows: first seed)" if sd else ""))
     return "\n".join(lines)
 
