@@ -1,7 +1,7 @@
-"""The topic embedding and the two-level hierarchy (areas → sub-topics) of :mod:`paperatlas.enrich.topics`.
+"""The two-level hierarchy (areas → sub-topics) of :mod:`paperatlas.enrich.topics`.
 
-* **Paper embedding for topics** (:func:`topic_embedding`): the dense sentence embedding (all-MiniLM-L6-v2,
-  384-d) concatenated to a lexical one, LSA of the corpus's TF-IDF, weighted by :data:`DENSE_WEIGHT`.
+* **Paper embedding for topics** (:func:`topic_embedding`, in :mod:`paperatlas.enrich.text_space`): the dense
+  sentence embedding (all-MiniLM-L6-v2, 384-d) concatenated to a lexical one, LSA of the corpus's TF-IDF.
 * **Hierarchy** (:func:`fit_hierarchy`, :func:`refine_hierarchy`): k-means (scikit-learn, k-means++ init, 10
   restarts, seeded) into areas, each split again into sub-topics, then one Lloyd refinement over all sub-topic
   centroids; :func:`confidence` marks low-confidence placements and secondary topics.
@@ -11,15 +11,23 @@ See :mod:`paperatlas.enrich.topics` for the method as a whole and its sources.
 
 from __future__ import annotations
 
-import json
-import math
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..memory import trim_heap
+# the embedding's names, re-exported: callers know them from here
+from .text_space import DENSE_WEIGHT as DENSE_WEIGHT
+from .text_space import MAX_TFIDF_FEATURES as MAX_TFIDF_FEATURES
+from .text_space import TextSpace as TextSpace
+from .text_space import _l2
+from .text_space import array_json as array_json
+from .text_space import fit_text_space as fit_text_space
+from .text_space import json_array as json_array
+from .text_space import text_arrays as text_arrays
+from .text_space import text_space_from_arrays as text_space_from_arrays
+from .text_space import tfidf_vectorizer as tfidf_vectorizer
+from .text_space import topic_embedding as topic_embedding
 
 #: a paper whose cosine to another sub-topic's centroid is at least this share of its own topic's is also filed
 #: under that sub-topic (secondary topic)
@@ -27,10 +35,6 @@ SECONDARY_RATIO = 0.97
 #: a paper whose cosine to its centroid is below its topic's mean minus this many standard deviations is marked
 #: low-confidence (it fits no topic well and was placed in the nearest)
 LOW_CONFIDENCE_Z = 2.0
-#: weight of the dense (MiniLM) cosine in the topic embedding's cosine; the lexical (LSA) one gets the rest. Chosen
-#: by a sweep (0.3, 0.4, 0.5, 0.6; three seeds each) on seed 004's sections and AAAI 2022's tracks: 0.3 gave the
-#: best clustering NMI on both while keeping 10-NN accuracy above TF-IDF and MiniLM alone.
-DENSE_WEIGHT = 0.3
 
 
 def default_n_areas(n_papers: int) -> int:
@@ -63,208 +67,6 @@ def default_n_topics(n_papers: int) -> int:
     a = default_n_areas(n_papers)
     floor = 2 * a if n_papers >= 20 * a else a
     return min(n_papers, max(floor, min(15 * a, round(n_papers / 25))))
-
-
-# --------------------------------------------------------------------------------------------------- embedding
-@dataclass
-class TextSpace:
-    """The fitted lexical half of the topic embedding.
-
-    Attributes:
-        vectorizer: a fitted scikit-learn ``TfidfVectorizer`` (``None`` when the corpus is too small for LSA).
-        svd: a fitted scikit-learn ``TruncatedSVD`` (``None`` when the corpus is too small for LSA).
-    """
-
-    vectorizer: object = None
-    svd: object = None
-
-    @property
-    def dim(self) -> int:
-        """Number of LSA dimensions (0 without LSA)."""
-        return int(self.svd.n_components) if self.svd is not None else 0
-
-
-#: vocabulary cap of the TF-IDF (most frequent terms); keeps the stored LSA model small (256 × 20,000 float32)
-MAX_TFIDF_FEATURES = 20_000
-
-
-def tfidf_vectorizer():
-    """The TF-IDF settings shared by the topic embedding and the TF-IDF baseline of ``eval topics``.
-
-    Sublinear tf, English stop words, unigrams + bigrams, ``min_df=2``, ``max_df=0.5``, at most
-    :data:`MAX_TFIDF_FEATURES` terms, L2-normalised float32 rows (scikit-learn).
-
-    Returns:
-        An unfitted ``sklearn.feature_extraction.text.TfidfVectorizer``.
-    """
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    return TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2, max_df=0.5, ngram_range=(1, 2),
-                           max_features=MAX_TFIDF_FEATURES, dtype=np.float32)
-
-
-def fit_text_space(texts: Sequence[str], seed: int = 42) -> TextSpace:
-    """Fit TF-IDF + LSA on ``texts``.
-
-    LSA has ``clip(n/5, 64, 256)`` dimensions (fewer when the vocabulary is smaller). Corpora under 10 papers
-    (or with an empty vocabulary, or fewer than 2 possible dimensions) get no lexical half.
-
-    Args:
-        texts: one text (title + abstract) per paper.
-        seed: ``random_state`` of the truncated SVD.
-
-    Returns:
-        The fitted space; an empty :class:`TextSpace` when there is no lexical half.
-    """
-    from sklearn.decomposition import TruncatedSVD
-
-    if len(texts) < 10:
-        return TextSpace()
-    vec = tfidf_vectorizer()
-    try:
-        tf = vec.fit_transform(texts)
-    except ValueError:  # empty vocabulary (e.g. every term in fewer than 2 papers)
-        return TextSpace()
-    # the terms cut by min_df/max_df/max_features: millions of strings at 42k papers (~450 MB), never used again
-    # (scikit-learn: "can be safely removed using delattr or set to None")
-    vec.stop_words_ = None
-    # the kept terms' strings lie scattered among the millions of n-grams the fit made and freed, and keep their
-    # allocator arenas from going back to the OS: fresh copies (same terms, same columns) let them go (~165 MB)
-    vec.vocabulary_ = {term.encode().decode(): int(j) for term, j in vec.vocabulary_.items()}
-    k = int(min(np.clip(len(texts) / 5, 64, 256), tf.shape[1] - 1, len(texts) - 1))
-    if k < 2:
-        return TextSpace()
-    svd = TruncatedSVD(n_components=k, random_state=seed).fit(tf)
-    svd.components_ = svd.components_.astype(np.float32)  # half the stored size; transform is unchanged
-    del tf
-    trim_heap()
-    return TextSpace(vec, svd)
-
-
-def topic_embedding(dense: np.ndarray, texts: Sequence[str], space: TextSpace | None = None,
-                    seed: int = 42) -> tuple[np.ndarray, TextSpace]:
-    """The paper embedding topics and the map are made from (see the module docstring).
-
-    Args:
-        dense: ``(n_papers, 384)`` float32, L2-normalised (MiniLM).
-        texts: the papers' title + abstract.
-        space: the lexical space to use, e.g. the stored space of an earlier build; None to fit one on ``texts``.
-        seed: ``random_state`` of the LSA when it is fitted here.
-
-    Returns:
-        ``(embedding, space)``: the embedding is ``(n_papers, 384 + k)`` float32, L2-normalised, where ``k`` is the
-        LSA dimension of ``space`` (0 without a lexical half).
-    """
-    space = space if space is not None else fit_text_space(texts, seed=seed)
-    dense = np.asarray(dense, dtype=np.float32)
-    if space.svd is None or len(texts) == 0:
-        return _l2(dense), space
-    lsa = _l2(space.svd.transform(space.vectorizer.transform(texts)).astype(np.float32))
-    out = np.hstack([math.sqrt(DENSE_WEIGHT) * _l2(dense), math.sqrt(1 - DENSE_WEIGHT) * lsa])
-    return _l2(out).astype(np.float32), space
-
-
-#: the TF-IDF settings recorded with a stored space (JSON-encoded ``get_params()`` of :func:`tfidf_vectorizer`); a
-#: stored space whose settings differ from today's is not used
-_TFIDF_PARAMS = ("analyzer", "binary", "lowercase", "max_df", "max_features", "min_df", "ngram_range", "norm",
-                 "smooth_idf", "stop_words", "strip_accents", "sublinear_tf", "token_pattern", "use_idf")
-
-
-def _tfidf_params(vec) -> dict:
-    params = vec.get_params()
-    out = {k: params[k] for k in _TFIDF_PARAMS}
-    out["dtype"] = np.dtype(params["dtype"]).name
-    return json.loads(json.dumps(out))  # tuples as lists, as they come back from storage
-
-
-def text_arrays(space: TextSpace) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """The fitted state of a :class:`TextSpace` as plain arrays and JSON parameters (no code objects).
-
-    Args:
-        space: the fitted space (may be empty).
-
-    Returns:
-        ``(arrays, params)``: ``tfidf.terms`` (uint8, the UTF-8 JSON list of the vocabulary in column order),
-        ``tfidf.idf`` ``(n_terms,)`` and ``lsa.components`` ``(k, n_terms)`` float32; ``params["tfidf"]`` is the
-        JSON of the TF-IDF settings. Both empty for an empty space.
-    """
-    if space.svd is None or space.vectorizer is None:
-        return {}, {}
-    vec, svd = space.vectorizer, space.svd
-    terms = [""] * len(vec.vocabulary_)
-    for term, j in vec.vocabulary_.items():
-        terms[j] = term
-    arrays = {"tfidf.terms": json_array(terms), "tfidf.idf": np.asarray(vec.idf_),
-              "lsa.components": np.ascontiguousarray(svd.components_)}
-    return arrays, {"tfidf": json.dumps(_tfidf_params(vec))}
-
-
-def text_space_from_arrays(arrays: dict[str, np.ndarray], params: dict[str, str]) -> TextSpace:
-    """Rebuild a :class:`TextSpace` from :func:`text_arrays` output (fitted attributes set, nothing refitted).
-
-    Args:
-        arrays: the stored arrays (none: an empty space).
-        params: the stored parameters.
-
-    Returns:
-        The space; its ``transform`` gives what the original's did.
-
-    Raises:
-        ValueError: the arrays or settings are inconsistent, or the settings are not today's.
-    """
-    from sklearn.decomposition import TruncatedSVD
-
-    if "lsa.components" not in arrays:
-        return TextSpace()
-    vec = tfidf_vectorizer()
-    if json.loads(params.get("tfidf", "null")) != _tfidf_params(vec):
-        raise ValueError("stored TF-IDF settings differ from this version's")
-    terms = array_json(arrays["tfidf.terms"])
-    idf, comps = arrays["tfidf.idf"], arrays["lsa.components"]
-    if (not isinstance(terms, list) or not all(isinstance(t, str) for t in terms) or len(set(terms)) != len(terms)
-            or idf.shape != (len(terms),) or comps.ndim != 2 or comps.shape[1] != len(terms)
-            or not 2 <= comps.shape[0] < len(terms)):
-        raise ValueError("inconsistent TF-IDF/LSA arrays")
-    vec.vocabulary_ = {t: j for j, t in enumerate(terms)}
-    vec.idf_ = idf.astype(vec.dtype)
-    svd = TruncatedSVD(n_components=int(comps.shape[0]))
-    svd.components_ = comps
-    svd.n_features_in_ = len(terms)
-    return TextSpace(vec, svd)
-
-
-def json_array(value) -> np.ndarray:
-    """Encode a JSON value as a uint8 array (to store strings next to numeric arrays).
-
-    Args:
-        value: a JSON-serialisable value.
-
-    Returns:
-        ``(n_bytes,)`` uint8: its UTF-8 JSON.
-    """
-    return np.frombuffer(json.dumps(value, ensure_ascii=False).encode(), dtype=np.uint8).copy()
-
-
-def array_json(arr: np.ndarray):
-    """Decode :func:`json_array` output.
-
-    Args:
-        arr: ``(n_bytes,)`` uint8.
-
-    Returns:
-        The JSON value.
-
-    Raises:
-        ValueError: ``arr`` is not 1-D uint8 UTF-8 JSON.
-    """
-    if arr.dtype != np.uint8 or arr.ndim != 1:
-        raise ValueError("not a JSON byte array")
-    return json.loads(arr.tobytes().decode())
-
-
-def _l2(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(norms == 0, 1, norms)
 
 
 # --------------------------------------------------------------------------------------------------- clustering
@@ -312,9 +114,50 @@ def _centroids(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
     return _l2(out)
 
 
+#: in an atlas of at least :data:`AREA_CAP_MIN_PAPERS` papers no area holds more than this share of them: a larger
+#: area is split in two (k-means), and papers past the cap move to their nearest sub-topic of another area, those
+#: nearest to it first (issue 28: an area of 18 % of ICLR 2021 mixed Gaussian processes, batch norm and neural ODEs)
+MAX_AREA_SHARE = 0.15
+#: smallest atlas whose areas are capped at :data:`MAX_AREA_SHARE` (smaller ones have too few areas to cap)
+AREA_CAP_MIN_PAPERS = 500
+#: below this many papers the number of topics is chosen by the silhouette of k-means on the papers (2 to 5
+#: topics, one sub-topic each), not by the corpus size: a 20-paper library of three subjects gets three topics
+SMALL_CORPUS = 50
+
+
+def small_corpus_k(x: np.ndarray, seed: int = 42) -> int:
+    """The number of topics of a small corpus: the ``k`` in 2-5 with the best cosine silhouette of k-means.
+
+    Silhouette (Rousseeuw 1987) as computed by scikit-learn's ``silhouette_score``; ``k`` is at most a quarter of
+    the papers, so every topic can hold a few.
+
+    Args:
+        x: the topic embedding, ``(n_papers, dim)`` float32, L2-normalised; ``n_papers < SMALL_CORPUS``.
+        seed: ``random_state`` of k-means.
+
+    Returns:
+        The number of topics (1 for fewer than 8 papers).
+    """
+    from sklearn.metrics import silhouette_score
+
+    n = len(x)
+    best, best_k = -2.0, 1
+    for k in range(2, min(5, n // 4) + 1):
+        labels = _kmeans(x, k, seed)
+        if len(set(labels.tolist())) < 2:
+            continue
+        score = float(silhouette_score(x, labels, metric="cosine"))
+        if score > best + 1e-9:
+            best, best_k = score, k
+    return best_k
+
+
 def fit_hierarchy(x: np.ndarray, n_areas: int | None = None, n_topics: int | None = None,
                   seed: int = 42) -> Hierarchy:
     """Cluster ``x`` into areas and sub-topics (see the module docstring).
+
+    Below :data:`SMALL_CORPUS` papers (and no size asked) the number of areas is :func:`small_corpus_k`, one
+    sub-topic each. From :data:`AREA_CAP_MIN_PAPERS` papers no area holds more than :data:`MAX_AREA_SHARE` of them.
 
     Args:
         x: the topic embedding, ``(n_papers, dim)`` float32, L2-normalised.
@@ -329,12 +172,24 @@ def fit_hierarchy(x: np.ndarray, n_areas: int | None = None, n_topics: int | Non
     n = len(x)
     if n == 0:
         return Hierarchy(np.zeros(0, int), np.zeros(0, int), np.zeros((0, x.shape[1] if x.ndim == 2 else 0)))
+    if n < SMALL_CORPUS and n_areas is None and n_topics is None:
+        n_areas = n_topics = small_corpus_k(x, seed)
     n_topics = min(n, n_topics or default_n_topics(n))
     n_areas = max(1, min(n_areas or default_n_areas(n), n_topics))
     area = _kmeans(x, n_areas, seed)
+    cap = MAX_AREA_SHARE * n if n >= AREA_CAP_MIN_PAPERS else float("inf")
+    for _ in range(4):  # an area past the cap is split in two
+        sizes = np.bincount(area)
+        big = int(np.argmax(sizes))
+        if sizes[big] <= cap:
+            break
+        idx = np.flatnonzero(area == big)
+        halves = _kmeans(x[idx], 2, seed)
+        area[idx[halves == 1]] = len(sizes)
+    n_areas = int(area.max()) + 1
     sizes = np.bincount(area, minlength=n_areas)
     # sub-topics per area in proportion to its size (largest remainder), at least one, never more than papers/2
-    quota = sizes / n * n_topics
+    quota = sizes / n * max(n_topics, n_areas)
     alloc = np.maximum(1, np.floor(quota).astype(int))
     for a in np.argsort(-(quota - np.floor(quota)), kind="stable"):
         if alloc.sum() >= n_topics:
@@ -356,7 +211,45 @@ def fit_hierarchy(x: np.ndarray, n_areas: int | None = None, n_topics: int | Non
     # one global refinement: a paper joins the sub-topic whose centroid is nearest
     if len(parent) > 1:
         leaf = _kmeans(x, len(parent), seed, init=centroids)
+    leaf = _cap_areas(x, leaf, parent_arr, cap)
     return _canonical(x, leaf, parent_arr)
+
+
+def _cap_areas(x: np.ndarray, leaf: np.ndarray, parent: np.ndarray, cap: float) -> np.ndarray:
+    """Move papers out of areas past ``cap`` papers to their nearest sub-topic of another area (nearest first).
+
+    Args:
+        x: ``(n, dim)`` topic embedding.
+        leaf: ``(n,)`` sub-topic index per paper.
+        parent: ``(n_leaves,)`` area index per sub-topic.
+        cap: most papers an area may hold.
+
+    Returns:
+        ``(n,)`` sub-topic index per paper (a new array when papers moved).
+    """
+    area_sizes = np.bincount(parent[leaf], minlength=int(parent.max()) + 1)
+    if area_sizes.max() <= cap or len(area_sizes) < 2:
+        return leaf
+    leaf = leaf.copy()
+    sims = x @ _centroids(x, leaf, len(parent)).T
+    for a in np.flatnonzero(area_sizes > cap).tolist():
+        members = np.flatnonzero(parent[leaf] == a)
+        other = sims[members].copy()
+        other[:, parent == a] = -np.inf
+        target = np.argmax(other, axis=1)
+        loss = sims[members, leaf[members]] - other[np.arange(len(members)), target]
+        excess = int(area_sizes[a] - np.floor(cap))
+        for j in np.argsort(loss, kind="stable").tolist():
+            if excess <= 0:
+                break
+            dest = int(parent[target[j]])
+            if area_sizes[dest] + 1 > cap:
+                continue
+            leaf[members[j]] = target[j]
+            area_sizes[dest] += 1
+            area_sizes[a] -= 1
+            excess -= 1
+    return leaf
 
 
 def _canonical(x: np.ndarray, leaf: np.ndarray, parent: np.ndarray) -> Hierarchy:
