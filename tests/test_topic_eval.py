@@ -136,8 +136,8 @@ def test_format_table_shows_failures_in_the_row():
              "seconds": 1.0},
             {"method": "BERTopic (default)", "error": "ValueError: too few papers"}]
     out = format_table(rows).splitlines()
-    assert out[0].split() == ["method", "#topics", "no", "topic", "NMI", "ARI", "misfiled", "seconds"]
-    assert out[2].split() == ["paperatlas", "areas", "8", "0.0%", "0.500", "0.250", "-", "1.0"]
+    assert out[0].split() == ["method", "#topics", "no", "topic", "NMI", "ARI", "misfiled", "largest", "seconds"]
+    assert out[2].split() == ["paperatlas", "areas", "8", "0.0%", "0.500", "0.250", "-", "-", "1.0"]
     assert out[3].startswith("BERTopic (default)") and "failed: ValueError: too few papers" in out[3]
 
 
@@ -175,7 +175,7 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch, tmp_path):
     assert set(rows) == {"paperatlas areas", "paperatlas sub-topics", "paperatlas nearest level = areas",
                          "paperatlas areas (k = #gold)", "k-means MiniLM (k = #gold)", "k-means MiniLM (k = #areas)",
                          "k-means MiniLM (k = #sub-topics)"}
-    assert all(ln.split()[-2].endswith("%") for ln in rows.values())  # misfiled, a share
+    assert all(ln.split()[-3].endswith("%") and ln.split()[-2].endswith("%") for ln in rows.values())  # shares
     agree = out.index(next(ln for ln in out if ln.startswith("gold class ")))
     assert {out[agree + 2 + i].split("  ")[0] for i in range(3)} == {
         "Deep Double Descent", "Information Bottleneck", "Neural Collapse"}

@@ -45,6 +45,8 @@ def test_score_clustering_reports_misfiled():
 
     s = score_clustering(["x", "x", "y", "y"], [0, 1, 1, -1])
     assert s["misfiled"] == pytest.approx(0.5) and s["no_topic"] == pytest.approx(0.25)
+    assert s["largest"] == pytest.approx(0.5)  # topic 1: 2 of 4 papers
+    assert score_clustering(["x", "y", "y"], [-1, -1, 3])["largest"] == pytest.approx(1 / 3)
 
 
 def test_nearest_level_picks_the_count_nearest_the_gold_classes():
@@ -233,7 +235,8 @@ def test_eval_compare_shows_before_after_and_difference(tmp_path):
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     areas = next(ln for ln in lines if ln.startswith("paperatlas areas "))
-    assert areas.split()[2:5] == ["0.317", "0.350", "+0.033"] and areas.split()[-3:] == ["66.3%", "58.8%", "-7.5%"]
+    assert areas.split()[2:5] == ["0.317", "0.350", "+0.033"] and areas.split()[8:11] == ["66.3%", "58.8%", "-7.5%"]
+    assert areas.split()[-3:] == ["-", "-", "-"]  # no largest share in these runs
     assert any(ln.startswith("paperatlas nearest level = areas -> sub-topics ") for ln in lines)
     assert not any(ln.startswith("BERTopic") for ln in lines)  # failed in both: no row
     assert "token overlap 0.050 -> 0.150 (+0.100)" in res.output

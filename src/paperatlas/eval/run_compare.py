@@ -1,8 +1,8 @@
 """``paperatlas eval compare``: two ``eval topics --json`` runs side by side (before and after a change).
 
-Per gold set present in both files: NMI, ARI and misfiled share of every clustering row (matched by method; the
-``paperatlas nearest level = ...`` rows are matched to each other whatever their level), each as before, after and
-the difference, and the label–name agreement means.
+Per gold set present in both files: NMI, ARI, misfiled share and largest topic's share of every clustering row
+(matched by method; the ``paperatlas nearest level = ...`` rows are matched to each other whatever their level),
+each as before, after and the difference, and the label–name agreement means.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .topic_filing import NEAREST
 
 #: ``(row key, heading, format of a value, format of a difference)``
 METRICS = [("nmi", "NMI", "{:.3f}", "{:+.3f}"), ("ari", "ARI", "{:.3f}", "{:+.3f}"),
-           ("misfiled", "misfiled", "{:.1%}", "{:+.1%}")]
+           ("misfiled", "misfiled", "{:.1%}", "{:+.1%}"), ("largest", "largest", "{:.1%}", "{:+.1%}")]
 
 
 def load_run(path: Path) -> list[dict]:
@@ -73,7 +73,7 @@ def compare_set(before: dict, after: dict) -> list[dict]:
 
 
 def format_comparison(rows: list[dict]) -> str:
-    """Format :func:`compare_set` rows: method, then before, after and difference of NMI, ARI and misfiled.
+    """Format :func:`compare_set` rows: method, then before, after and difference of each of :data:`METRICS`.
 
     Returns:
         Header, rule and one line per row (``-`` for a missing value), no final newline.

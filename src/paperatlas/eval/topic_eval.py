@@ -136,8 +136,10 @@ def score_clustering(gold: Sequence, pred: Sequence) -> dict:
 
     Returns:
         ``n_topics`` (distinct predicted labels other than ``-1``), ``no_topic`` (share of ``-1``, in [0, 1]),
-        ``nmi`` (in [0, 1]), ``ari`` (at most 1, about 0 for chance) and ``misfiled``
-        (:func:`paperatlas.eval.filing.misfiled_share`, in [0, 1]; ``-1`` papers count as misfiled).
+        ``nmi`` (in [0, 1]), ``ari`` (at most 1, about 0 for chance), ``misfiled``
+        (:func:`paperatlas.eval.filing.misfiled_share`, in [0, 1]; ``-1`` papers count as misfiled) and
+        ``largest`` (the largest topic's share of all papers, ``-1`` not a topic; issue 28's goal for areas:
+        at most 15 %).
 
     Raises:
         ValueError: ``gold`` and ``pred`` differ in length.
@@ -154,6 +156,7 @@ def score_clustering(gold: Sequence, pred: Sequence) -> dict:
         "nmi": float(normalized_mutual_info_score(list(gold), pred_list)),
         "ari": float(adjusted_rand_score(list(gold), pred_list)),
         "misfiled": misfiled_share(gold, pred_list),
+        "largest": max(Counter(p for p in pred_list if p != -1).values(), default=0) / max(len(pred_list), 1),
     }
 
 
@@ -340,7 +343,8 @@ def evaluate_knn(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarr
 #: ``(row key, heading, format)`` of the clustering and the k-NN tables (:func:`format_table`)
 CLUSTER_COLUMNS = [("method", "method", "{}"), ("n_topics", "#topics", "{:.0f}"),
                     ("no_topic", "no topic", "{:.1%}"), ("nmi", "NMI", "{:.3f}"), ("ari", "ARI", "{:.3f}"),
-                    ("misfiled", "misfiled", "{:.1%}"), ("seconds", "seconds", "{:.1f}")]
+                    ("misfiled", "misfiled", "{:.1%}"), ("largest", "largest", "{:.1%}"),
+                    ("seconds", "seconds", "{:.1f}")]
 KNN_COLUMNS = [("method", "method", "{}"), ("dim", "dim", "{:.0f}"), ("acc", "10-NN acc", "{:.3f}")]
 
 
