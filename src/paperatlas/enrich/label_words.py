@@ -295,7 +295,7 @@ def choose_label(words: PaperWords, rows: list[int], candidates: list[tuple[str,
         candidates: ``(phrase, keyphrase weight)`` in rank order; the weight is the candidate's c-TF-IDF score
             (a title n-gram gets the best candidate's weight).
         groups: for an area, its sub-topics' papers: a candidate's score is then multiplied by its
-            :func:`spread` over them (an area is named by what its sub-topics share, not by its largest one).
+            :func:`spread` over them (:data:`SPREAD`; an area is named by what its sub-topics share).
 
     Returns:
         The index in ``candidates`` of the highest score (module docstring); among candidates under
@@ -313,7 +313,7 @@ def choose_label(words: PaperWords, rows: list[int], candidates: list[tuple[str,
         prior = (max(weight, 0.0) / top) ** (SMALL_PRIOR if words.n < SMALL_CORPUS else 1.0)
         score = f * prior * (SINGLE_WORD if len(phrase.split()) == 1 else 1.0) \
             * (BROAD_ONLY if broad_only(phrase) else 1.0)
-        if groups and len(groups) > 1 and SPREAD:
+        if groups and len(groups) > 1 and (SPREAD or words.n < SMALL_CORPUS):
             score *= spread(words, groups, prefixes, cov)
         covered = cov >= MIN_COVERAGE
         if (covered, score) > (best_covered, best_score):
@@ -321,9 +321,10 @@ def choose_label(words: PaperWords, rows: list[int], candidates: list[tuple[str,
     return best if evidence >= MIN_EVIDENCE else None
 
 
-#: whether an area's candidates are weighed by their :func:`spread` (off: the keyphrase weight already carries the
-#: share of the area's sub-topics where a phrase is common, and the spread twice over cost seed 004 its "Scaling
-#: laws" and "Neural collapse" areas)
+#: whether an area's candidates are weighed by their :func:`spread` from :data:`SMALL_CORPUS` papers up (off: the
+#: keyphrase weight already carries the share of the area's sub-topics where a phrase is common, and the spread
+#: twice over cost seed 004 its "Scaling laws" and "Neural collapse" areas); below, where the keyphrase weight
+#: counts little, it is on (20 papers in one area are not all "Diffusion models")
 SPREAD = False
 #: most papers of each sub-topic read for :func:`spread`
 GROUP_SAMPLE = 20
