@@ -186,6 +186,9 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch, tmp_path):
     near = next(r for r in saved[0]["clustering"] if r["method"] == "paperatlas nearest level = areas")
     assert near["seeds"] == 2 and 0 <= near["misfiled"] <= 1 and "misfiled_sd" in near
     assert len(saved[0]["agreement"]) == 3 and len(saved[0]["agreement_means"]) == 2
+    assert all(0 <= m["label_score_areas"] <= 1 and 0 <= m["label_score_subtopics"] <= 1
+               for m in saved[0]["agreement_means"])
+    assert out[agree + 6].startswith("eval labels' score of the build's labels")
 
 
 @pytest.mark.slow

@@ -106,6 +106,8 @@ def agreement_line(before: dict, after: dict) -> str | None:
         return float(np.mean([m[k] for m in ms]))
 
     parts = [f"{name} {mean(mb, k):.3f} -> {mean(ma, k):.3f} ({mean(ma, k) - mean(mb, k):+.3f})"
-             for k, name in (("overlap", "token overlap"), ("cosine", "cosine"), ("distinct", "distinct topics share"))
+             for k, name in (("overlap", "token overlap"), ("cosine", "cosine"), ("distinct", "distinct topics share"),
+                             ("label_score_areas", "eval labels score areas"),
+                             ("label_score_subtopics", "sub-topics"))
              if all(k in m for m in mb + ma)]
     return "label-name agreement: " + ", ".join(parts)

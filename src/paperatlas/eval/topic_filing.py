@@ -49,7 +49,8 @@ class SetResult:
         level: The nearest level (``"areas"`` / ``"sub-topics"``, or ``"areas/sub-topics"`` when seeds differ).
         agreement: Per class (first seed's :func:`~paperatlas.eval.label_agreement.agreement_rows`); empty without
             labels.
-        agreement_means: Per seed, :func:`~paperatlas.eval.label_agreement.mean_agreement`.
+        agreement_means: Per seed, :func:`~paperatlas.eval.label_agreement.mean_agreement` and
+            :func:`label_scores`.
         keyphrase_seconds: Wall time of the label terms (once per set).
     """
 
@@ -143,13 +144,41 @@ def evaluate_set(papers: Sequence[GoldPaper], embeddings: np.ndarray, seeds: Seq
             pred, labels = built.level(level)
             arows = label_agreement.agreement_rows(gold, pred, labels, embed)
             agreement = agreement or arows
-            means.append(label_agreement.mean_agreement(arows))
+            means.append({**label_agreement.mean_agreement(arows), **label_scores(papers, built)})
     if len(set(levels)) > 1:  # the nearest level differs between seeds: one row name for the mean
         for rows in runs:
             rows[2]["method"] = f"{NEAREST} = areas/sub-topics"
     out = topic_eval.aggregate(runs, sd_keys=("nmi", "ari", "misfiled"))
     return SetResult(out, "/".join(dict.fromkeys(levels)) if len(set(levels)) > 1 else levels[0],
                      agreement, means, kp_secs if with_labels else 0.0)
+
+
+def label_scores(papers: Sequence[GoldPaper], built: label_agreement.BuiltTopics) -> dict:
+    """The mean ``eval labels`` score of the build's area and sub-topic labels on the gold papers.
+
+    Args:
+        papers: The gold papers.
+        built: Their topics (:func:`paperatlas.eval.label_agreement.build_topics`).
+
+    Returns:
+        ``label_score_areas`` and ``label_score_subtopics``: mean :func:`paperatlas.eval.label_quality.score_labels`
+        score (F1 of the label as a search for its topic's papers) per level, 0.0 for a level without topics.
+    """
+    from ..enrich.embed import paper_text
+    from .label_quality import score_labels
+
+    n_areas = len(built.area_labels)
+    parent = {int(leaf): int(area) for leaf, area in zip(built.leaf, built.area, strict=True)}
+    topics = [(j, lab, 0, None) for j, lab in enumerate(built.area_labels)]
+    topics += [(n_areas + j, lab, 1, parent.get(j)) for j, lab in enumerate(built.leaf_labels)]
+    scores = score_labels([(paper_text(p.title, p.text), n_areas + int(leaf)) for p, leaf in zip(papers, built.leaf,
+                                                                                                   strict=True)],
+                          topics)
+    out = {}
+    for level, key in ((0, "label_score_areas"), (1, "label_score_subtopics")):
+        group = [sc.score for sc in scores if sc.level == level]
+        out[key] = float(np.mean(group)) if group else 0.0
+    return out
 
 
 #: ``(row key, heading, format)`` of the label–name agreement table
@@ -167,8 +196,8 @@ def format_agreement(rows: list[dict], means: list[dict]) -> str:
 
     Returns:
         A table (one line per class: class, papers, share of them in the topic, the topic's label, token overlap,
-        cosine) and a last line with the mean overlap and cosine (± sd over seeds when there are several) and how
-        many distinct topics the classes go to (mean over seeds). No final newline.
+        cosine), a line with the mean overlap and cosine (± sd over seeds when there are several) and how many
+        distinct topics the classes go to (mean over seeds), and one with :func:`label_scores`. No final newline.
     """
     lines = [_format_rows(rows, AGREEMENT_COLUMNS)]
     ov, co, di = (np.array([m.get(k, 0.0) for m in means]) for k in ("overlap", "cosine", "distinct"))
@@ -177,6 +206,11 @@ def format_agreement(rows: list[dict], means: list[dict]) -> str:
                  + f", cosine {co.mean():.3f}" + (f" ± {co.std():.3f}" if sd else "")
                  + f"; distinct topics {di.mean() * len(rows):.1f} of {len(rows)} classes"
                  + (f" (seeds: {len(means)}; per-class rows: first seed)" if sd else ""))
+    if means and "label_score_areas" in means[0]:
+        la, ls = (np.array([m[k] for m in means]) for k in ("label_score_areas", "label_score_subtopics"))
+        lines.append(f"eval labels' score of the build's labels (F1 of the label as a search for its topic): areas "
+                     f"{la.mean():.3f}" + (f" ± {la.std():.3f}" if sd else "") + f", sub-topics {ls.mean():.3f}"
+                     + (f" ± {ls.std():.3f}" if sd else ""))
     return "\n".join(lines)
 
 
