@@ -98,9 +98,6 @@ def test_no_label_names_a_subject_none_of_its_papers_has(small_atlas):
         assert named <= have, (topic.label, named, have)
 
 
-@pytest.mark.xfail(reason="clustering (hierarchy.py, the lead's): default_n_areas(20) == 1 and default_n_topics(20) "
-                          "== 2 put 20 papers of three subjects in two sub-topics (graph + diffusion together)",
-                   strict=False)
 def test_twenty_papers_of_three_subjects_make_two_to_five_topics_each_named_by_its_subject(small_atlas):
     atlas = Atlas(small_atlas)
     shown = _shown_topics(atlas)
