@@ -212,7 +212,41 @@ def fit_hierarchy(x: np.ndarray, n_areas: int | None = None, n_topics: int | Non
     if len(parent) > 1:
         leaf = _kmeans(x, len(parent), seed, init=centroids)
     leaf = _cap_areas(x, leaf, parent_arr, cap)
+    leaf, parent_arr = _split_large(x, leaf, parent_arr, MAX_SUBTOPIC_FACTOR * n / max(n_topics, 1), seed)
     return _canonical(x, leaf, parent_arr)
+
+
+#: a sub-topic of more than this many times the mean sub-topic size is split in two (k-means): the refinement can
+#: gather a large, mixed sub-topic (ICLR 2021: 53 papers of batch norm, vision transformers and invariances)
+MAX_SUBTOPIC_FACTOR = 2.0
+
+
+def _split_large(x: np.ndarray, leaf: np.ndarray, parent: np.ndarray, limit: float,
+                 seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split each sub-topic of more than ``limit`` papers in two, both halves in its area.
+
+    Args:
+        x: ``(n, dim)`` topic embedding.
+        leaf: ``(n,)`` sub-topic index per paper.
+        parent: ``(n_leaves,)`` area index per sub-topic.
+        limit: most papers a sub-topic keeps unsplit.
+        seed: ``random_state`` of k-means.
+
+    Returns:
+        ``(leaf, parent)`` with the new sub-topics appended.
+    """
+    sizes = np.bincount(leaf, minlength=len(parent))
+    big = np.flatnonzero(sizes > limit)
+    if not len(big) or len(x) < AREA_CAP_MIN_PAPERS:
+        return leaf, parent
+    leaf, extra = leaf.copy(), []
+    for t in big.tolist():
+        idx = np.flatnonzero(leaf == t)
+        halves = _kmeans(x[idx], 2, seed)
+        if 0 < halves.sum() < len(idx):
+            leaf[idx[halves == 1]] = len(parent) + len(extra)
+            extra.append(int(parent[t]))
+    return leaf, np.concatenate([parent, np.array(extra, dtype=int)])
 
 
 def _cap_areas(x: np.ndarray, leaf: np.ndarray, parent: np.ndarray, cap: float) -> np.ndarray:
