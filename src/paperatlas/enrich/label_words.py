@@ -119,7 +119,7 @@ def phrase_prefixes(phrase: str) -> tuple[str, ...]:
     """
     out: set[str] = set()
     broad: set[str] = set()
-    for token in phrase.lower().split():
+    for token in phrase.lower().replace("non-", "non").split():
         # a hyphenated compound is one unit, its parts all required ("off-policy" is not "policy"), less any
         # trailing filler ("score-based" -> "score")
         parts = token.replace("-", " ").translate(_SPACES).split()
@@ -175,10 +175,13 @@ class PaperWords:
         self._word_rows: dict[str, set[int]] = {}
 
     def text(self, i: int) -> str:
-        """Paper ``i``'s text lower-cased, every ASCII character but letters and digits a space, space-delimited."""
+        """Paper ``i``'s text lower-cased, every ASCII character but letters and digits a space, space-delimited.
+
+        ``non-`` is joined to its word (``non-convex`` reads ``nonconvex``: not a use of ``convex``).
+        """
         t = self._norm.get(i)
         if t is None:
-            t = self._norm[i] = " " + self.texts[i].lower().translate(_SPACES) + " "
+            t = self._norm[i] = " " + self.texts[i].lower().replace("non-", "non").translate(_SPACES) + " "
         return t
 
     def uses(self, i: int, prefixes: tuple[str, ...]) -> bool:
