@@ -38,6 +38,10 @@ def test_a_shuffled_listing_gets_the_same_topics_labels_and_map(sample):
     assert all(a.secondary[j] == b.secondary[k] for k, j in enumerate(perm))
     assert [(t.id, t.label, t.size, t.parent_id) for t in a.topics] == \
         [(t.id, t.label, t.size, t.parent_id) for t in b.topics]
+    # the stored model's rows follow the caller's order (the build reads the representation row by row)
+    assert b.model.paper_ids == [ids[i] for i in perm]
+    assert np.array_equal(b.model.x, a.model.x[perm]) and np.array_equal(b.model.xy, b.xy)
+    assert np.array_equal(np.array(b.model.leaf_ids)[b.model.hierarchy.leaf], b.topic_id)
 
 
 def _state(db: Path) -> tuple[dict, dict]:

@@ -74,7 +74,8 @@ def test_cli_names_rising_and_falling_topics_with_slopes_and_intervals(nips, nip
     assert [r[1] for r in rising] == sorted((r[1] for r in rising), reverse=True)  # fastest first
     assert [r[1] for r in falling] == sorted(r[1] for r in falling)
     yt = year_trends(nips.papers, nips.topics, level)
-    assert [r[0] for r in rising] == [t.topic.label[:40] for t in yt.rising[:3]]
+    shown = [t.topic.label if len(t.topic.label) <= 40 else t.topic.label[:39] + "…" for t in yt.rising[:3]]
+    assert [r[0] for r in rising] == shown  # a long label is cut with an ellipsis
     assert f"{len(yt.trends)} {level}s" in res.output.splitlines()[0]
     assert re.search(r"Flat: \d+", res.output)
 

@@ -202,7 +202,9 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
             else:
                 # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
                 kp = [k for k in free if k in forms] or free
-                multi = [k for k in kp[:4] if len(k.split()) > 1 and weight.get(k, 0) >= 0.7 * weight[kp[0]]]
+                # a title phrase that is a keyphrase elsewhere has no weight in this topic: its rank weight stands
+                w = {k: weight.get(k, rank_weight.get(k, 0.0)) for k in kp[:4]}
+                multi = [k for k in kp[:4] if len(k.split()) > 1 and w[k] >= 0.7 * w[kp[0]]]
                 k = multi[0] if multi and len(kp[0].split()) == 1 else kp[0]
             label = _sentence_case(shown[k])
             # add a second strong, distinct term to make labels specific: not a variant or acronym of the first,

@@ -293,6 +293,11 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
         res.topic_id, res.xy = res.topic_id[back], res.xy[back]
         res.confidence, res.low_confidence = res.confidence[back], res.low_confidence[back]
         res.secondary = [res.secondary[i] for i in back.tolist()]
+        m = res.model  # its rows too (the build reads the representation ``x`` in its own order)
+        m.paper_ids = [m.paper_ids[i] for i in back.tolist()]
+        m.x = m.x[back] if m.x is not None else None
+        m.xy = m.xy[back] if m.xy is not None else None
+        m.hierarchy = Hierarchy(m.hierarchy.leaf[back], m.hierarchy.parent, m.hierarchy.centroids)
         return res
     n = len(ids)
     previous_papers = previous_papers or {}
