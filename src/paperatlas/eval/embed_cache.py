@@ -64,7 +64,7 @@ def text_key(text: str) -> str:
 
 def _read(path: Path) -> tuple[np.ndarray, np.ndarray]:
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with np.load(path) as z:  # object arrays are refused (numpy's default)
             keys, vectors = z["keys"], z["vectors"]
         if keys.ndim == 1 and vectors.ndim == 2 and len(keys) == len(vectors):
             return keys, vectors.astype(np.float32, copy=False)
