@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import click
 
+from .ask import ask_command
 from .build import build_command, demo_command, serve_command
 from .check import check_command
 from .digest import new_command
@@ -61,7 +62,7 @@ def main() -> None:
 
 for _command in (build_command, search_command, show_command, related_command, edit_command, topics_command,
                  trends_command, publish_command, serve_command, demo_command, recommend_command, new_command,
-                 eval_group, list_group, schedule_command, check_command):
+                 eval_group, list_group, schedule_command, check_command, ask_command):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

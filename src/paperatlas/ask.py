@@ -1,0 +1,314 @@
+"""Answer a question from the atlas, extractively: a short paragraph of sentences copied from the papers, each cited.
+
+:func:`ask` searches the atlas (:func:`paperatlas.search.search_results`, the ranking of ``paperatlas search``),
+takes the first :data:`POOL` hits, splits their TL;DRs and abstracts into sentences
+(:func:`paperatlas.text.split_sentences`) and scores each sentence for the question:
+
+* **word overlap**: the share of the question's idf (the search's BM25 idf of each question word,
+  :func:`paperatlas.search.terms.query_terms`) carried by words the sentence uses (a word matches a sentence word
+  equal to it or starting with it, so ``transformer`` matches ``transformers``);
+* **meaning**: the cosine of the sentence's MiniLM vector with the question's, when an encoder is given;
+* **paper rank**: ``1 / (1 + rank)`` of the paper in the search.
+
+Sentences are then picked greedily, best first (maximal-marginal-relevance style): a sentence whose content words
+overlap a chosen one's by a Jaccard index above :data:`REDUNDANCY_MAX_JACCARD` (or whose vectors have a cosine above
+:data:`REDUNDANCY_MAX_COSINE`) is skipped, at most :data:`MAX_PER_PAPER` sentences come from one paper and at most
+:data:`MAX_SENTENCES` in all. The chosen sentences are ordered by their paper's rank, then by their place in the
+paper (TL;DR first, then the abstract in order), so the answer reads as a paragraph; papers are numbered ``[1]``..
+``[k]`` in that order. Every sentence is copied verbatim from its source field, so it is true to its source by
+construction.
+
+When the atlas does not address the question (the search finds no paper, or no paper uses the question's words
+and no sentence comes close in meaning) the answer is an honest miss: no sentences, the search's message, and the
+topics nearest to the question (by cosine of the question with each topic's mean paper vector, or else by the
+question's words in the topics' labels and keyphrases).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .search import search_results
+from .search.filters import Filters
+from .search.terms import query_terms, query_words, searched_terms
+from .store import Atlas
+from .text import split_sentences
+from .topics import topic_centroids
+from .vocab import STOP
+
+#: Longest question, in characters (a question is a search query; a few sentences at most).
+MAX_QUESTION_CHARS = 1_000
+#: How many of the search's hits are read for sentences.
+POOL = 15
+#: Most sentences embedded for one question (the best by word overlap and paper rank); MiniLM on CPU takes
+#: ~10-20 ms a sentence.
+ENCODE_MAX = 32
+#: Fewest and most sentences of an answer.
+MIN_SENTENCES, MAX_SENTENCES = 2, 5
+#: Most sentences taken from one paper.
+MAX_PER_PAPER = 2
+#: Two sentences whose content-word sets have a Jaccard index above this are redundant: only the better is kept.
+REDUNDANCY_MAX_JACCARD = 0.4
+#: Two sentences whose MiniLM vectors have a cosine above this are redundant (when an encoder is given).
+REDUNDANCY_MAX_COSINE = 0.8
+#: A sentence that uses none of the question's words is kept only when its cosine to the question is at least this.
+SENTENCE_MIN_COSINE = 0.45
+#: Weights of the sentence score: word overlap, meaning (cosine), paper rank.
+W_OVERLAP, W_COSINE, W_RANK = 0.5, 0.4, 0.1
+#: A question with no paper using all its words is searched again without each word in turn when it has this
+#: many content words (:func:`paperatlas.search.terms.query_words`): a question's framing word may be in no paper.
+MIN_RELAX_WORDS, MAX_RELAX_WORDS = 3, 8
+#: How many nearest topics an honest miss offers.
+N_TOPICS = 3
+
+_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+
+
+class QuestionTooLong(ValueError):
+    """A question longer than :data:`MAX_QUESTION_CHARS` characters; the message is the one line to show."""
+
+
+@dataclass
+class AnswerSentence:
+    """One sentence of an answer.
+
+    Attributes:
+        text: the sentence, verbatim from its source field.
+        cite: the 1-based number of its paper in :attr:`Answer.papers`.
+        paper_id: its paper's id.
+        source: ``"tldr"`` or ``"abstract"``: the field it was copied from.
+        score: its score for the question (0..1, see the module docstring).
+    """
+
+    text: str
+    cite: int
+    paper_id: str
+    source: str
+    score: float
+
+
+@dataclass
+class CitedPaper:
+    """A paper cited by an answer.
+
+    Attributes:
+        cite: its 1-based citation number.
+        id: the paper id.
+        title: its title.
+        authors: its authors' names.
+        status: ``Oral``/``Spotlight``/``Poster``/... or ``""``.
+        url: its paper (or OpenReview/project) link, or ``""``.
+    """
+
+    cite: int
+    id: str
+    title: str
+    authors: list[str]
+    status: str
+    url: str
+
+
+@dataclass
+class NearTopic:
+    """A topic offered by an honest miss: its ``id``, ``label`` and ``size`` (papers)."""
+
+    id: int
+    label: str
+    size: int
+
+
+@dataclass
+class Answer:
+    """The answer to a question.
+
+    Attributes:
+        question: the question as asked.
+        sentences: the answer's sentences in reading order (empty on a miss).
+        papers: the cited papers, numbered 1..k in order of first citation.
+        miss: True when the atlas does not address the question.
+        message: on a miss, one line saying so (e.g. the search's ``No paper mentions “grokking”…``).
+        nearest_topics: on a miss, the topics nearest to the question, nearest first.
+    """
+
+    question: str
+    sentences: list[AnswerSentence] = field(default_factory=list)
+    papers: list[CitedPaper] = field(default_factory=list)
+    miss: bool = False
+    message: str = ""
+    nearest_topics: list[NearTopic] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The answer as a JSON-ready dict (the fields above; the sentences, papers and topics as dicts)."""
+        return asdict(self)
+
+    def paragraph(self) -> str:
+        """The sentences joined as one paragraph, each followed by its ``[n]``; ``""`` on a miss."""
+        return " ".join(f"{s.text} [{s.cite}]" for s in self.sentences)
+
+
+def content_words(text: str) -> set[str]:
+    """The lower-case words of ``text`` other than stop words (:data:`paperatlas.vocab.STOP`).
+
+    Args:
+        text: any text.
+
+    Returns:
+        The set of words, e.g. ``"We study the grokking of networks."`` → ``{"study", "grokking", "networks"}``.
+    """
+    return {w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOP and len(w) > 1}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """Jaccard index ``|a ∩ b| / |a ∪ b|`` of two word sets (0.0 when both are empty)."""
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _uses(words: set[str], term: str) -> bool:
+    """True when a word of ``words`` is ``term`` or starts with its stem (``transformers`` in ``transformer``)."""
+    stem = term[:-1] if len(term) > 4 and term.endswith("s") else term
+    return term in words or (len(stem) >= 4 and any(w.startswith(stem) for w in words))
+
+
+def check_question(question: str) -> str:
+    """The question, stripped, when it is at most :data:`MAX_QUESTION_CHARS` characters long.
+
+    Raises:
+        QuestionTooLong: it is longer.
+    """
+    q = question.strip()
+    if len(q) > MAX_QUESTION_CHARS:
+        raise QuestionTooLong(f"the question is longer than {MAX_QUESTION_CHARS:,} characters ({len(q):,}); "
+                              f"ask it in fewer words")
+    return q
+
+
+def ask(atlas: Atlas, question: str, filters: Filters | None = None,
+        encode: Callable[[list[str]], np.ndarray] | None = None) -> Answer:
+    """Answer ``question`` with 2-5 cited sentences from the atlas's papers, or an honest miss.
+
+    Args:
+        atlas: the atlas.
+        question: any user string of at most :data:`MAX_QUESTION_CHARS` characters.
+        filters: the search filters (as ``paperatlas search``); None for none.
+        encode: maps texts to ``(n, dim)`` float32 L2-normalised rows with the atlas's embedding model
+            (:func:`paperatlas.enrich.query_embed.query_embedder`'s ``encode``); without it, the search has no
+            meaning tier and sentences are scored by their words and paper rank only.
+
+    Returns:
+        The answer (see :class:`Answer`).
+
+    Raises:
+        QuestionTooLong: the question is longer than :data:`MAX_QUESTION_CHARS` characters.
+        ValueError: the question is empty.
+    """
+    q = check_question(question)
+    if not q:
+        raise ValueError("the question is empty")
+    qv = np.asarray(encode([q])[0], dtype=np.float32) if encode is not None else None
+    embed = (lambda _s: qv) if qv is not None else None
+    res = search_results(atlas, q, filters=filters, embed_query=embed)
+    searched = res.corrected or q
+    words = query_words(q)
+    if res.n_keyword == 0 and MIN_RELAX_WORDS <= len(words) <= MAX_RELAX_WORDS:
+        # a question's framing word ("how do transformers *handle* images") may be in no paper: search (by words
+        # only) without each word in turn and keep the variant whose papers are closest to the question in meaning
+        # (without an encoder: the variant most papers use every word of)
+        best, best_key = None, (0.0, 0)
+        for w in words:
+            rest = " ".join(x for x in words if x != w)
+            alt = search_results(atlas, rest, filters=filters, mode="bm25")
+            if not alt.n_keyword:
+                continue
+            key = (_closeness(atlas, alt, qv), alt.n_keyword)
+            if key > best_key:
+                best, best_key = rest, key
+        if best is not None:
+            res = search_results(atlas, best, filters=filters, embed_query=embed)
+            searched = res.corrected or best
+    hits = list(res.hits[:POOL])
+    if not hits:
+        return _miss(atlas, q, qv, res.message or "No paper in the atlas addresses this question.")
+    terms = [t for t in searched_terms(query_terms(atlas, searched), len(atlas.papers)) if len(t.docs)]
+    idf = {t.word: t.idf for t in terms}
+    total_idf = sum(idf.values()) or 1.0
+    cands = []  # (rank, position, source, text, words, overlap)
+    for rank, h in enumerate(hits):
+        p = h.paper
+        fields = [("tldr", p.tldr)] if p.tldr else []
+        fields += [("abstract", s) for s in split_sentences(p.abstract)]
+        for pos, (source, text) in enumerate(fields):
+            words = content_words(text)
+            if len(words) < 3:
+                continue
+            overlap = sum(w for t, w in idf.items() if _uses(words, t)) / total_idf
+            cands.append((rank, pos, source, text, words, overlap))
+    if not cands:
+        return _miss(atlas, q, qv, "No paper in the atlas addresses this question.")
+    if encode is not None and len(cands) > ENCODE_MAX:  # the model's time grows with the sentences: keep the best
+        cands = sorted(cands, key=lambda c: -(W_OVERLAP * c[5] + W_RANK / (1 + c[0])))[:ENCODE_MAX]
+    sv = encode([c[3] for c in cands]) if encode is not None else None
+    cos = np.asarray(sv @ qv, dtype=np.float64) if sv is not None else np.zeros(len(cands))
+    score = np.array([W_OVERLAP * c[5] + W_COSINE * max(0.0, float(cos[i])) + W_RANK / (1 + c[0])
+                      for i, c in enumerate(cands)])
+    relevant = [i for i, c in enumerate(cands) if c[5] > 0 or cos[i] >= SENTENCE_MIN_COSINE]
+    if not relevant or (res.n_keyword == 0 and not any(cos[i] >= SENTENCE_MIN_COSINE for i in relevant)):
+        return _miss(atlas, q, qv, res.message or "No paper in the atlas addresses this question.")
+    chosen = _pick(relevant, cands, score, sv)
+    if len(chosen) < MIN_SENTENCES:  # fill from the rest, still without redundancy
+        rest = [i for i in range(len(cands)) if i not in chosen and cands[i][0] in {cands[j][0] for j in chosen}]
+        chosen = _pick(rest, cands, score, sv, chosen)
+    chosen.sort(key=lambda i: (cands[i][0], cands[i][1]))
+    ans = Answer(q)
+    cite_of: dict[int, int] = {}
+    for i in chosen:
+        rank, _pos, source, text, _w, _o = cands[i]
+        if rank not in cite_of:
+            cite_of[rank] = len(cite_of) + 1
+            p = hits[rank].paper
+            ans.papers.append(CitedPaper(cite_of[rank], p.id, p.title, list(p.authors), p.status, p.paper_url))
+        pid = hits[rank].paper.id
+        ans.sentences.append(AnswerSentence(text, cite_of[rank], pid, source, round(float(score[i]), 4)))
+    return ans
+
+
+def _closeness(atlas: Atlas, res, qv: np.ndarray | None, k: int = 5) -> float:
+    """Mean cosine of the question vector with the first ``k`` hits' stored vectors (0.0 without vectors)."""
+    if qv is None or not atlas.vectors.size:
+        return 0.0
+    rows = [atlas.row_of[h.paper.id] for h in res.hits[:k] if h.paper.id in atlas.row_of]
+    return float(np.mean(atlas.vectors[rows] @ qv)) if rows else 0.0
+
+
+def _pick(order: list[int], cands: list, score: np.ndarray, sv: np.ndarray | None,
+          chosen: list[int] | None = None) -> list[int]:
+    """Greedy pick, best score first, of non-redundant candidates (at most per paper and in all; see the module)."""
+    chosen = list(chosen or [])
+    for i in sorted(order, key=lambda i: -score[i]):
+        if len(chosen) >= MAX_SENTENCES:
+            break
+        if sum(cands[j][0] == cands[i][0] for j in chosen) >= MAX_PER_PAPER:
+            continue
+        if any(jaccard(cands[i][4], cands[j][4]) > REDUNDANCY_MAX_JACCARD for j in chosen):
+            continue
+        if sv is not None and any(float(sv[i] @ sv[j]) > REDUNDANCY_MAX_COSINE for j in chosen):
+            continue
+        chosen.append(i)
+    return chosen
+
+
+def _miss(atlas: Atlas, q: str, qv: np.ndarray | None, message: str) -> Answer:
+    """An honest miss with the :data:`N_TOPICS` sub-topics nearest to the question."""
+    subs = [t for t in atlas.topics.values() if getattr(t, "level", 1) == 1] or list(atlas.topics.values())
+    if qv is not None and atlas.vectors.size:
+        cent = topic_centroids(atlas)
+        near = sorted((t for t in subs if t.id in cent), key=lambda t: -float(cent[t.id] @ qv))
+    else:
+        words = content_words(q)
+        near = sorted(subs, key=lambda t: -len(words & content_words(" ".join([t.label, *t.keyphrases]))))
+    return Answer(q, miss=True, message=message,
+                  nearest_topics=[NearTopic(t.id, t.label, t.size) for t in near[:N_TOPICS]])
