@@ -19,11 +19,16 @@ from ._common import choice_help, db_option, open_atlas
 @click.option("--list", "list_name", default=None, metavar="NAME",
               help="Publish only this reading list (with your notes); '*' = every paper you marked. "
                    "highlights-md defaults to your liked papers.")
-def publish_command(db, fmt, output, title, list_name):
+@click.option("--topic", default=None, metavar="TOPIC",
+              help="--format atom: only this topic's papers (an id or part of its label; an area includes its "
+                   "sub-topics).")
+@click.option("--query", default=None, metavar="TEXT", help="--format atom: only the papers this search finds.")
+def publish_command(db, fmt, output, title, list_name, topic, query):
     """Publish the atlas (or one reading list) as a file or a static site.
 
     An awesome list, a highlights post or the topic pages (Markdown), JSON, CSV, BibTeX, CSL-JSON, a
-    self-contained interactive map (HTML), a static website folder, or your what's-new digest of the last build.
+    self-contained interactive map (HTML), a static website folder, your what's-new digest of the last build, or an
+    Atom feed of what the last builds added.
 
     Publishing never replaces what it did not write: a folder output goes to a new or empty folder, or to an earlier
     output of the same format (its marker file lists what it wrote); a file output never goes over a folder, the
@@ -31,10 +36,23 @@ def publish_command(db, fmt, output, title, list_name):
     """
     from ..publish import OutputRefused, check_output
 
+    if fmt != "atom" and (topic is not None or query is not None):
+        raise click.UsageError("--topic and --query go with --format atom")
     atlas = open_atlas(db)
     try:
         check_output(fmt, output, atlas.path)  # before any work: never replace the atlas or what publish did not write
-        out, extra = _publish(atlas, fmt, output, title, list_name)
+        if fmt == "atom":
+            from ..feed import render as atom_feed
+            from ..publish import write_text_atomic
+
+            try:
+                text = atom_feed(atlas, title, topic=topic, query=query)
+            except ValueError as e:
+                raise click.ClickException(str(e)) from e
+            n = text.count("<entry>")
+            out, extra = write_text_atomic(output, text), f"{n} entries, atom"
+        else:
+            out, extra = _publish(atlas, fmt, output, title, list_name)
     except OutputRefused as e:
         raise click.ClickException(str(e)) from e
     except OSError as e:

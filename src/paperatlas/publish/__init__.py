@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..feed import render as atom_feed
 from ..files import write_bytes_atomic
 from ..model import Paper, Topic
 from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, new_md, site, topics_md
@@ -88,6 +89,8 @@ REGISTRY: dict[str, Format] = {f.name: f for f in (
     Format("new-md", "what's new for you: the papers the last build added, ranked for your likes, by topic, with "
            "the topics that grew and new papers by authors you liked", from_atlas=new_md.render),
     Format("new-html", "the what's-new digest as one standalone HTML page", from_atlas=new_md.render_html),
+    Format("atom", "an Atom feed of the papers the last builds added, ranked for your likes, TL;DR as summary; "
+           "`--topic`/`--query` narrow it", from_atlas=atom_feed),
 )}
 
 #: Text format name -> renderer. Looked up at call time, so tests and plugins may add or replace entries.

@@ -77,7 +77,8 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     app.config["ATLAS"] = atlas
     app.extensions["paperatlas"] = ctx  # the routes' shared state (tests and benchmarks reach it here)
     # host, origin and CSRF checks, headers (security.py); the map's pages need 'unsafe-eval' for Plotly's WebGL
-    install(app, allowed_hosts=allowed_hosts, access_token=access_token, eval_endpoints=("index", "map_page"))
+    install(app, allowed_hosts=allowed_hosts, access_token=access_token, eval_endpoints=("index", "map_page"),
+            feed_endpoints=("feed_atom",))
     # the map's script and stylesheet live with its Python in paperatlas.mapview (publish inlines the same files)
     app.register_blueprint(Blueprint("mapview", __name__, static_folder=MAP_STATIC_DIR,
                                      static_url_path="/mapview/static"))

@@ -239,7 +239,8 @@ def _token_ok() -> bool:
 
 
 def install(app: Flask, allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS, access_token: str | None = None,
-            secret_key: bytes | None = None, eval_endpoints: Iterable[str] = ()) -> None:
+            secret_key: bytes | None = None, eval_endpoints: Iterable[str] = (),
+            feed_endpoints: Iterable[str] = ()) -> None:
     """Add the checks and headers described in the module docstring to ``app``.
 
     Args:
@@ -250,6 +251,9 @@ def install(app: Flask, allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS, ac
             ``Authorization: Bearer``).
         secret_key: The session-signing secret; default a random one per app instance.
         eval_endpoints: Endpoints whose pages embed the map: they get :data:`CSP_MAP`.
+        feed_endpoints: Endpoints a feed reader fetches (``/feed.atom``): a reader cannot log in or keep a
+            session, so ``?token=`` is checked on every request there and answered directly (no session flag,
+            no redirect to the URL without it).
     """
     app.secret_key = secret_key or secrets.token_bytes(32)
     app.config.update(SESSION_COOKIE_NAME="paperatlas_session", SESSION_COOKIE_SAMESITE="Strict",
@@ -258,6 +262,7 @@ def install(app: Flask, allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS, ac
     hosts = None if allowed_hosts is None else \
         {host_name(h) or h.strip("[]").lower() for h in allowed_hosts} | set(LOOPBACK_HOSTS)
     eval_pages = set(eval_endpoints)
+    feeds = set(feed_endpoints)
     app.jinja_env.globals.update(csrf_field=csrf_field, csrf_token=csrf_token)
     app.jinja_env.filters["http_href"] = http_href
 
@@ -270,6 +275,8 @@ def install(app: Flask, allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS, ac
             if not (bearer.startswith("Bearer ") and _same(bearer[7:].strip(), access_token)):
                 if not _same(request.args.get("token"), access_token):
                     abort(401, "this atlas needs its access token: open the URL with ?token=... once")
+                if request.endpoint in feeds and request.method in _SAFE_METHODS:
+                    return None  # a feed reader: the token stays in its URL, no session
                 session["auth"] = True
                 if request.method in _SAFE_METHODS:  # drop the token from the address bar and history
                     rest = [(k, v) for k, v in request.args.items(multi=True) if k != "token"]
