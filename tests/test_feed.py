@@ -138,3 +138,14 @@ def test_entry_ids_do_not_depend_on_the_atlas_file(nips, tmp_path):
     feed, _ = _publish(nips, tmp_path, "a.atom")
     again, _ = _publish(copy, tmp_path, "b.atom")
     assert [e.id for e in again.entries] == [e.id for e in feed.entries]
+
+
+def test_a_tldr_with_markup_and_control_characters_stays_valid_atom(nips, tmp_path):
+    from paperatlas.overrides import override_paper
+
+    copy = shutil.copy(nips, tmp_path / "edited.db")
+    first = whats_new(Atlas(copy), limit=None).papers[0].paper
+    override_paper(copy, first.id, tldr="Beats <b>all</b> & more ]]> \x0bfast")
+    feed, _ = _publish(copy, tmp_path, "e.atom")
+    assert feed.bozo == 0, feed.get("bozo_exception")
+    assert feed.entries[0].summary == "Beats <b>all</b> & more ]]> fast"
