@@ -17,6 +17,32 @@ PAPERLISTS = SHARED / "data" / "paperlists"
 SAMPLE = ROOT / "src" / "paperatlas" / "data" / "iclr2021_sample.md"
 
 
+def topic_inputs(db: Path) -> tuple:
+    """``(ids, dense vectors, texts, label keyphrases)`` of an atlas's papers, as ``update_topics`` takes them."""
+    from paperatlas.enrich.embed import paper_text
+    from paperatlas.store import Atlas
+
+    atlas = Atlas(db)
+    ps = [atlas.by_id[i] for i in atlas.ids]
+    return ([p.id for p in ps], atlas.vectors, [paper_text(p.title, p.abstract) for p in ps],
+            [p.keyphrases for p in ps])
+
+
+def like_biggest_subtopic(db: Path, n: int = 5) -> list[str]:
+    """Like the ``n`` most central papers of the atlas's biggest sub-topic (ties: lower id); their ids."""
+    from paperatlas import readinglist
+    from paperatlas.store import Atlas
+
+    atlas = Atlas(db)
+    biggest = max((t for t in atlas.topics.values() if t.level == 1), key=lambda t: (t.size, -t.id))
+    liked = [p.id for p in sorted((p for p in atlas.papers if p.topic_id == biggest.id),
+                                  key=lambda p: -(p.topic_confidence or 0))[:n]]
+    atlas.close()
+    for pid in liked:
+        readinglist.rate(db, pid, 1)
+    return liked
+
+
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory) -> Path:
     """One model cache for the session (the ONNX export of the query model is made at most once per run)."""

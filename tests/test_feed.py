@@ -14,8 +14,7 @@ import feedparser
 import pytest
 from click.testing import CliRunner
 
-from conftest import FIXTURES
-from paperatlas import readinglist as rl
+from conftest import FIXTURES, like_biggest_subtopic
 from paperatlas.build import build
 from paperatlas.cli import main
 from paperatlas.store import Atlas
@@ -32,13 +31,7 @@ def nips(tmp_path_factory):
     """The atlas path: NeurIPS 2017 built, five papers of its biggest sub-topic liked, 2018 added."""
     db = tmp_path_factory.mktemp("feed") / "nips.db"
     build([Y2017], db)
-    atlas = Atlas(db)
-    biggest = max((t for t in atlas.topics.values() if t.level == 1), key=lambda t: (t.size, -t.id))
-    liked = [p.id for p in sorted((p for p in atlas.papers if p.topic_id == biggest.id),
-                                  key=lambda p: -(p.topic_confidence or 0))[:5]]
-    atlas.close()
-    for pid in liked:
-        rl.rate(db, pid, 1)
+    like_biggest_subtopic(db)
     build([Y2017, Y2018], db)
     return db
 

@@ -12,19 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import SAMPLE
+from conftest import SAMPLE, topic_inputs
 from paperatlas.build import build
-from paperatlas.enrich.embed import paper_text
 from paperatlas.enrich.topics import update_topics
-from paperatlas.store import Atlas
 
 
 @pytest.fixture(scope="module")
 def sample(sample_atlas):
-    atlas = Atlas(sample_atlas)
-    ps = [atlas.by_id[i] for i in atlas.ids]
-    return ([p.id for p in ps], atlas.vectors, [paper_text(p.title, p.abstract) for p in ps],
-            [p.keyphrases for p in ps])
+    """(ids, dense vectors, texts, label keyphrases) of the 60 real ICLR 2021 papers of the sample atlas."""
+    return topic_inputs(sample_atlas)
 
 
 def test_a_shuffled_listing_gets_the_same_topics_labels_and_map(sample):

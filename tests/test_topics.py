@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import topic_inputs
 from paperatlas.build import build
 from paperatlas.cli import main
-from paperatlas.enrich.embed import paper_text
 from paperatlas.enrich.labels import GENERIC_TERMS, MAX_LABEL_WORDS, label_topics
 from paperatlas.enrich.topics import (
     TopicModel,
@@ -25,10 +25,7 @@ from paperatlas.vocab import phrase_key
 @pytest.fixture(scope="module")
 def sample(sample_atlas):
     """(ids, dense vectors, texts, label keyphrases) of the 60 real ICLR 2021 papers of the sample atlas."""
-    atlas = Atlas(sample_atlas)
-    ps = [atlas.by_id[i] for i in atlas.ids]
-    return ([p.id for p in ps], atlas.vectors, [paper_text(p.title, p.abstract) for p in ps],
-            [p.keyphrases for p in ps])
+    return topic_inputs(sample_atlas)
 
 
 def test_default_sizes_give_a_table_of_contents():

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from markupsafe import escape
 
-from conftest import FIXTURES
+from conftest import FIXTURES, like_biggest_subtopic
 from paperatlas import readinglist as rl
 from paperatlas.build import build
 from paperatlas.cli import main
@@ -38,13 +38,7 @@ def nips_builds(tmp_path_factory):
     build([Y2017], db)
     first = db.with_name("nips2017.db")
     shutil.copy(db, first)
-    atlas = Atlas(db)
-    biggest = max((t for t in atlas.topics.values() if t.level == 1), key=lambda t: (t.size, -t.id))
-    liked = [p.id for p in sorted((p for p in atlas.papers if p.topic_id == biggest.id),
-                                  key=lambda p: -(p.topic_confidence or 0))[:5]]
-    atlas.close()
-    for pid in liked:
-        rl.rate(db, pid, 1)
+    liked = like_biggest_subtopic(db)
     build([Y2017, Y2018], db)
     return first, db, liked
 
