@@ -308,7 +308,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
                   and (n - len(kept)) <= MAX_NEW_SHARE * len(kept)
                   and previous.hierarchy.centroids.shape[1] == dense.shape[1] + previous.space.dim)
     if can_update:
-        return _update(ids, dense, texts, keyphrases, previous, previous_papers, previous_topics, kept, seed)
+        return _update(ids, dense, texts, keyphrases, previous, previous_papers, previous_topics, kept)
     x, space = topic_embedding(dense, texts, seed=seed)
     h = fit_hierarchy(x, n_areas=n_areas, n_topics=n_topics, seed=seed)
     trim_heap()  # k-means's copies and distance blocks: freed before UMAP, the topic stage's peak
@@ -368,7 +368,7 @@ def _match_ids(ids: Sequence[str], h: Hierarchy, previous_papers, previous_topic
     return leaf_ids, area_ids, keep_labels
 
 
-def _update(ids, dense, texts, keyphrases, previous: TopicModel, previous_papers, previous_topics, kept, seed):
+def _update(ids, dense, texts, keyphrases, previous: TopicModel, previous_papers, previous_topics, kept):
     n = len(ids)
     # a kept paper (same text, same vector, same stored space) has the topic vector the last build stored: only
     # the others are transformed (at 42k papers that is most of the update's time otherwise)
