@@ -257,6 +257,11 @@ class Topic:
         y: The median of its papers' map y coordinates.
         method: Records how it was made.
         level: 0 for an area, 1 for a sub-topic.
+        overview: 2-4 sentences on what its papers do together, each followed by ``[n]``, the 1-based index of
+            its paper in ``overview_papers``; ``""`` when none has been made.
+        overview_papers: the ids of the papers the overview cites, ``[n]`` being ``overview_papers[n - 1]``.
+        overview_method: how the overview was made (``"extractive"``, a backend's name, or ``"edit"`` for a
+            reader's own text).
     """
 
     id: int
@@ -268,6 +273,9 @@ class Topic:
     y: float = 0.0
     method: str = ""
     level: int = 1
+    overview: str = ""
+    overview_papers: list[str] = field(default_factory=list)
+    overview_method: str = ""
 
 
 #: the field names of :class:`Paper`, in order (:meth:`Paper.to_dict`)
