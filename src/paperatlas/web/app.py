@@ -1,10 +1,11 @@
 """Flask application factory for ``paperatlas serve``.
 
 The routes live in one module per kind of page, each with a ``register(app, ctx, ...)``: :mod:`.search_views`
-(``/``, ``/api/search``), :mod:`.browse_views` (``/papers``, ``/author/<key>``), :mod:`.paper_views` (paper, topic
-and map pages), :mod:`.trends_views` (``/trends``), :mod:`.reader_views` (actions, reading list, *For you*),
-:mod:`.topic_edit_views` (a topic's rename, a paper's move), :mod:`.schedule_views` (the conference plan and its
-``.ics``); :mod:`.context` holds what they share and :mod:`.security` the host, origin and CSRF checks.
+(``/``, ``/api/search``), :mod:`.ask_views` (``/ask``, ``/api/ask``), :mod:`.browse_views` (``/papers``,
+``/author/<key>``), :mod:`.paper_views` (paper, topic and map pages), :mod:`.trends_views` (``/trends``),
+:mod:`.reader_views` (actions, reading list, *For you*), :mod:`.topic_edit_views` (a topic's rename, a paper's
+move), :mod:`.schedule_views` (the conference plan and its ``.ics``), :mod:`.new_views` (*What's new*, the Atom
+feed); :mod:`.context` holds what they share and :mod:`.security` the host, origin and CSRF checks.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from flask import Blueprint, Flask, render_template, url_for
+from flask import Blueprint, Flask, render_template, request, session, url_for
 from markupsafe import Markup, escape
 
 from ..authors import atlas_authors
@@ -28,6 +29,7 @@ from ..search import warm_up
 from ..store import Atlas
 from ..vocab import concept_key
 from . import (
+    ask_views,
     browse_views,
     damaged,
     new_views,
@@ -165,6 +167,29 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
         index = atlas_authors(atlas)
         return [(name, url_for("author", key=k) if k else None) for name, k in index.keys_of(p)]
 
+    def feed_href(**params: str | int | None) -> str:
+        """The URL of ``/feed.atom`` with ``params`` (``topic``, ``q``; None or "" left out).
+
+        On an atlas served with an access token it carries the token (``token=...``): a feed reader cannot log in,
+        so the URL it is given must (:func:`paperatlas.web.security.install`'s ``feed_endpoints``). Only a reader
+        who has presented the token (the session's flag, or a Bearer header the checks accepted) gets that URL:
+        every page is refused to anyone else before it is rendered, and this checks again.
+        """
+        args = {k: v for k, v in params.items() if v not in (None, "")}
+        if access_token is not None and (session.get("auth") or request.headers.get("Authorization", "")):
+            args["token"] = access_token
+        return url_for("feed_atom", **args)
+
+    def page_feed() -> tuple[str, str]:
+        """``(href, what)`` of the feed that fits the current page: a topic's, a search's, or what's new."""
+        view = request.view_args or {}
+        if request.endpoint == "topic" and "tid" in view:
+            return feed_href(topic=view["tid"]), "this topic"
+        q = request.args.get("q", "").strip()
+        if request.endpoint == "index" and q:
+            return feed_href(q=q[:500]), "this search"
+        return feed_href(), "what’s new"
+
     @app.context_processor
     def globals_():
         return {"atlas": atlas, "topic_color": topic_color, "topics_sorted": topics_sorted,
@@ -172,10 +197,12 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
                 "kp_count": lambda k: kp_count.get(concept_key(k), 0), "n_papers": len(atlas.papers),
                 "statuses": STATUSES, "favicon": Markup(FAVICON), "facets": ctx.facets_for,
                 "n_areas": n_areas, "topic_options": topic_options,
-                "out_links": out_links, "author_links": author_links,
+                "out_links": out_links, "author_links": author_links, "feed_href": feed_href,
+                "page_feed": page_feed,
                 "mine_of": lambda pid: reader_views.mine_of(ctx, pid)}
 
     search_views.register(app, ctx, map_args)
+    ask_views.register(app, ctx)
     browse_views.register(app, ctx)
     paper_views.register(app, ctx, map_args)
     topic_edit_views.register(app, ctx)
