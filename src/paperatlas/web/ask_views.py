@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 from flask import Flask, jsonify, render_template, request
 
-from ..ask import Answer, QuestionTooLong, ask, check_question
+from ..ask import Answer, ask, check_question
 from .context import WebContext
 from .search_views import current_filters
 
@@ -24,7 +24,7 @@ EXAMPLES = ("how do neural ODEs relate to residual networks",
 
 
 class BadQuestion(ValueError):
-    """A question the app does not answer (empty, or longer than :data:`paperatlas.ask.MAX_QUESTION_CHARS`)."""
+    """A question the app does not answer: empty, or longer than the limit (:func:`paperatlas.ask.check_question`)."""
 
 
 def encoder(ctx: WebContext) -> Callable[[list[str]], np.ndarray] | None:
@@ -45,7 +45,7 @@ def answer_request(ctx: WebContext) -> Answer:
     """
     try:
         q = check_question(request.args.get("q", ""))
-    except QuestionTooLong as e:
+    except ValueError as e:  # QuestionTooLong (a ValueError): the message is one line naming the limit
         raise BadQuestion(str(e)) from e
     if not q:
         raise BadQuestion("the question is empty: ask something, e.g. “" + EXAMPLES[0] + "”")
