@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,7 +22,7 @@ from markupsafe import Markup
 
 from ..cite.links import code_link, paper_link, paper_year, second_link
 from ..markup import FAVICON
-from ..model import Paper, status_rank
+from ..model import Paper, Topic, status_rank
 from ..text import safe_url
 
 __all__ = ["code_link", "paper_link", "paper_year", "second_link"]  # moved to paperatlas.cite.links
@@ -267,3 +268,129 @@ def markdown_page(md_text: str) -> str:
     body = md.renderer.render(tokens, md.options, {})
     first = md_text.splitlines()[0].lstrip("# ").strip() if md_text else ""
     return _HTML_PAGE.format(title=html.escape(first), body=body, icon=FAVICON)
+
+
+# A citation marker of a topic overview: "[n]", n the 1-based index into Topic.overview_papers.
+_CITE_RE = re.compile(r"\[(\d{1,4})\]")
+# Private-use characters that stand for a citation while the overview's text is escaped (stripped from the text).
+_CITE_OPEN, _CITE_CLOSE = "\ue000", "\ue001"
+_CITE_HOLD_RE = re.compile(f"{_CITE_OPEN}(\\d+){_CITE_CLOSE}")
+
+
+def paper_anchor(p: Paper) -> str:
+    """The id of a paper's entry in a Markdown document, for an overview's ``[n]`` to link to.
+
+    Written as ``<a id="..."></a>`` at the start of the entry (GitHub keeps it, prefixed ``user-content-``, and
+    scrolls to it on ``#...``).
+
+    Args:
+        p: the paper.
+
+    Returns:
+        ``"paper-"`` and the paper's id with characters other than ``[A-Za-z0-9_-]`` replaced by ``_`` (safe in an
+        HTML attribute and a URL fragment unescaped).
+    """
+    return "paper-" + re.sub(r"[^A-Za-z0-9_-]", "_", p.id)
+
+
+def overview_parts(topic: Topic, papers: Mapping[str, Paper]) -> list[tuple[str, int, Paper | None]]:
+    """A topic's overview (:attr:`paperatlas.model.Topic.overview`) cut into its text and its citations.
+
+    Args:
+        topic: the topic; its ``overview`` (any text, each sentence normally followed by ``[n]``) and
+            ``overview_papers`` (``[n]`` is ``overview_papers[n - 1]``).
+        papers: paper id -> paper, the papers a citation may point at (those of the published document).
+
+    Returns:
+        ``[(text, n, paper), ...]`` in reading order, the overview on one line (:func:`one_line`): a run of plain
+        text is ``(text, 0, None)``; a citation ``[n]`` is ``("[n]", n, paper)`` with ``paper`` the cited paper, or
+        ``None`` when ``n`` is out of range or the cited id is not in ``papers`` (a paper no longer in the atlas:
+        the caller shows ``[n]`` as plain text). ``[]`` for an empty overview.
+    """
+    text = one_line(topic.overview)
+    out: list[tuple[str, int, Paper | None]] = []
+    pos = 0
+    for m in _CITE_RE.finditer(text):
+        if m.start() > pos:
+            out.append((text[pos:m.start()], 0, None))
+        n = int(m.group(1))
+        pid = topic.overview_papers[n - 1] if 1 <= n <= len(topic.overview_papers) else None
+        out.append((m.group(0), n, papers.get(pid) if pid is not None else None))
+        pos = m.end()
+    if pos < len(text):
+        out.append((text[pos:], 0, None))
+    return out
+
+
+def overview_cited(topic: Topic, papers: Mapping[str, Paper]) -> list[tuple[int, Paper]]:
+    """The papers a topic's overview cites that are in ``papers``, as ``[(n, paper), ...]`` in ``n`` order.
+
+    Args:
+        topic: the topic (its ``overview_papers``; ``[n]`` is ``overview_papers[n - 1]``).
+        papers: paper id -> paper; a cited id missing from it is left out (its ``n`` is skipped, the others keep
+            theirs).
+
+    Returns:
+        The list, ``[]`` when the overview is empty or cites nothing found.
+    """
+    if not one_line(topic.overview):
+        return []
+    return [(n, papers[pid]) for n, pid in enumerate(topic.overview_papers, 1) if pid in papers]
+
+
+def overview_note(topic: Topic) -> str:
+    """How a topic's overview was made, as shown after it.
+
+    Args:
+        topic: the topic (its ``overview_method``).
+
+    Returns:
+        ``""`` for sentences taken from the cited papers (``"extractive"`` or unknown), ``"edited by the reader"``
+        for ``"edit"``, else ``"written by <method>"`` (a generative backend's name, on one line, not escaped).
+    """
+    method = one_line(topic.overview_method)
+    if method in ("", "extractive"):
+        return ""
+    return "edited by the reader" if method == "edit" else f"written by {method}"
+
+
+def overview_md(topic: Topic, papers: Mapping[str, Paper], href: Callable[[Paper], str]) -> list[str]:
+    r"""A topic's overview as Markdown lines: the paragraph, then the cited papers on one line.
+
+    Each ``[n]`` becomes the link ``[\[n\]](href)`` to the cited paper (plain ``\[n\]`` when the paper is not in
+    ``papers`` or ``href`` gives ``""``); the text is escaped with :func:`escape_md`, so Markdown, HTML and
+    ``]]>`` in an overview stay inert. The cited line reads ``Cited: \[1\] [Title](href) (Oral) · \[2\] ...``.
+
+    Args:
+        topic: the topic (``overview``, ``overview_papers``, ``overview_method``).
+        papers: paper id -> paper, the papers a citation may link to.
+        href: a cited paper -> the link target as written in Markdown (an in-document ``#anchor`` or an
+            already-escaped URL, see :func:`md_url`), or ``""`` for no link.
+
+    Returns:
+        ``[]`` for an empty overview, else ``[paragraph]`` or ``[paragraph, "", cited line]`` (no trailing blank).
+    """
+    parts = overview_parts(topic, papers)
+    if not parts:
+        return []
+    links: list[str] = []
+    held = []
+    for text, n, p in parts:
+        if not n:
+            held.append(text.replace(_CITE_OPEN, "").replace(_CITE_CLOSE, ""))
+            continue
+        target = href(p) if p is not None else ""
+        links.append(f"[\\[{n}\\]]({target})" if target else f"\\[{n}\\]")
+        held.append(f"{_CITE_OPEN}{len(links) - 1}{_CITE_CLOSE}")
+    para = _CITE_HOLD_RE.sub(lambda m: links[int(m.group(1))], escape_md("".join(held)))
+    note = overview_note(topic)
+    lines = [para + (f" *({escape_md(note)})*" if note else "")]
+    cited = []
+    for n, p in overview_cited(topic, papers):
+        name = escape_md(one_line(p.title)) or "Untitled"
+        target = href(p)
+        status = escape_md(one_line(p.status))
+        cited.append(f"\\[{n}\\] " + (f"[{name}]({target})" if target else name) + (f" ({status})" if status else ""))
+    if cited:
+        lines += ["", "Cited: " + " · ".join(cited)]
+    return lines

@@ -13,6 +13,10 @@ Layout::
 
     ## Generalization and Robustness
 
+    The topic's overview [[1]](#paper-x). ...      <- when it has one: each [n] links to the cited paper's entry
+
+    Cited: [1] [Title](#paper-x) (Oral) · ...
+
     ### Generalization and Robustness: 2024          <- only when the topic's papers span several years
 
     - Title of paper. [[paper]](https://...) [[code]](https://github.com/...)
@@ -25,6 +29,10 @@ reading list of 20 papers over 15 sub-topics), a section is an area instead, as 
 Topics are ordered by the number of papers they hold (largest first), papers within a topic (or year) by status
 (Oral, Spotlight, Poster, anything else) then title. Papers without a topic (or whose topic is not in ``topics``)
 go in a final *Other papers* section, so every paper appears exactly once.
+
+A section's overview is its topic's (or area's) :attr:`paperatlas.model.Topic.overview`, written by
+:func:`paperatlas.publish._common.overview_md`: ``[n]`` links to the cited paper's entry when the list holds it (the
+entry then starts with ``<a id="paper-..."></a>``), else to its URL when ``cited`` holds it, else stays plain text.
 
 Text taken from papers is escaped so it cannot break the list: Markdown punctuation (``*``, ``_``, ``[``, ``]``,
 backticks, ``<``, ...) is backslash-escaped, newlines are folded into spaces, and a title that would start a
@@ -47,6 +55,9 @@ from ._common import (
     github_anchor,
     md_url,
     one_line,
+    overview_cited,
+    overview_md,
+    paper_anchor,
     paper_link,
     paper_sort_key,
     paper_year,
@@ -72,7 +83,7 @@ def _digest_text(p: Paper) -> str:
     return one_line(sentences[0]) if sentences else ""
 
 
-def render_paper(p: Paper) -> str:
+def render_paper(p: Paper, anchor: bool = False) -> str:
     """One paper as an awesome-list bullet with its author/venue, ``Key Word`` and ``Digest`` sub-bullets.
 
     Link tags whose URL is missing are omitted; sub-bullets with nothing to say are left out. The digest is the
@@ -80,6 +91,8 @@ def render_paper(p: Paper) -> str:
 
     Args:
         p: the paper.
+        anchor: start the bullet with ``<a id="paper-..."></a>`` (:func:`~paperatlas.publish._common.paper_anchor`),
+            the target of an overview's ``[n]``.
 
     Returns:
         The bullet's lines joined with newlines (no trailing newline); text from the paper is Markdown-escaped,
@@ -88,7 +101,7 @@ def render_paper(p: Paper) -> str:
     title = escape_md(p.title) or "Untitled"
     if not title.endswith((".", "?", "!")):
         title += "."
-    line = f"- {title}"
+    line = f'- <a id="{paper_anchor(p)}"></a>{title}' if anchor else f"- {title}"
     for tag, url in (("paper", paper_link(p)), ("code", code_link(p))):
         if url:
             line += f" [[{tag}]]({md_url(url)})"
@@ -115,7 +128,7 @@ def render_paper(p: Paper) -> str:
     return "\n".join(lines)
 
 
-def _section_lines(heading: str, papers: list[Paper]) -> list[str]:
+def _section_lines(heading: str, papers: list[Paper], anchored: set[str]) -> list[str]:
     lines: list[str] = []
     by_year: dict[int | None, list[Paper]] = {}
     for p in papers:
@@ -127,10 +140,10 @@ def _section_lines(heading: str, papers: list[Paper]) -> list[str]:
             groups.append(("Undated", by_year[None]))
         for label, group in groups:
             lines += [f"### {heading}: {label}", ""]
-            lines += [render_paper(p) for p in sorted(group, key=paper_sort_key)]
+            lines += [render_paper(p, p.id in anchored) for p in sorted(group, key=paper_sort_key)]
             lines.append("")
     else:
-        lines += [render_paper(p) for p in sorted(papers, key=paper_sort_key)]
+        lines += [render_paper(p, p.id in anchored) for p in sorted(papers, key=paper_sort_key)]
         lines.append("")
     return lines
 
@@ -140,7 +153,7 @@ def _heading_text(label: str) -> str:
 
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
-           title: str = "") -> str:
+           title: str = "", *, cited: Iterable[Paper] | None = None) -> str:
     """Render the papers as an awesome-list Markdown document (see the module docstring for the layout).
 
     Args:
@@ -148,6 +161,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         topics: the atlas's topics (only those holding at least one of ``papers`` get a section).
         related: paper id -> related paper ids (unused here; accepted for a uniform publisher signature).
         title: the document title; default ``"Awesome <venue>"`` (see :func:`default_title`).
+        cited: papers a section's overview may cite beyond ``papers`` (normally the whole atlas's); ``None`` for
+            only ``papers``.
 
     Returns:
         The Markdown text (ending with a newline). Raises nothing for odd input: missing fields are omitted.
@@ -170,10 +185,17 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         members = by_area
     ordered = sorted(members, key=lambda tid: (-len(members[tid]), one_line(topic_by_id[tid].label).casefold(), tid))
 
-    sections: list[tuple[str, list[Paper]]] = [
-        (one_line(topic_by_id[tid].label) or f"Topic {tid}", members[tid]) for tid in ordered]
+    sections: list[tuple[str, list[Paper], Topic | None]] = [
+        (one_line(topic_by_id[tid].label) or f"Topic {tid}", members[tid], topic_by_id[tid]) for tid in ordered]
     if others:
-        sections.append((OTHER_SECTION, others))
+        sections.append((OTHER_SECTION, others, None))
+    in_list = {p.id: p for p in papers}
+    pool = {p.id: p for p in (cited or [])} | in_list
+    cited_ids = {p.id for _, _, t in sections if t is not None for _, p in overview_cited(t, in_list)}
+
+    def href(p: Paper) -> str:
+        return f"#{paper_anchor(p)}" if p.id in cited_ids else md_url(paper_link(p))
+
 
     doc_title = one_line(title) or default_title(papers)
     n_topics = len(ordered)
@@ -190,24 +212,26 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
     # Anchors: the slug of the label, made unique; where GitHub's own anchor for the heading text differs
     # (punctuation, long or non-Latin labels), an explicit HTML anchor is placed before the heading.
     used = {"table-of-contents"}
-    anchored: list[tuple[str, str, list[Paper]]] = []
-    for label, members_ in sections:
+    anchored: list[tuple[str, str, list[Paper], Topic | None]] = []
+    for label, members_, topic in sections:
         base = slugify(label) or "section"
         anchor, n = base, 0
         while anchor in used:
             n += 1
             anchor = f"{base}-{n}"
         used.add(anchor)
-        anchored.append((label, anchor, members_))
+        anchored.append((label, anchor, members_, topic))
 
     lines += ["## Table of Contents", ""]
-    lines += [f"- [{escape_md(label)}](#{anchor})" for label, anchor, _ in anchored]
+    lines += [f"- [{escape_md(label)}](#{anchor})" for label, anchor, _, _ in anchored]
     lines.append("")
-    for label, anchor, members_ in anchored:
+    for label, anchor, members_, topic in anchored:
         heading = _heading_text(label)
         if github_anchor(label) != anchor:
             lines.append(f'<a id="{anchor}"></a>')
             lines.append("")
         lines += [f"## {heading}", ""]
-        lines += _section_lines(heading, members_)
+        overview = overview_md(topic, pool, href) if topic is not None else []
+        lines += [*overview, ""] if overview else []
+        lines += _section_lines(heading, members_, cited_ids)
     return "\n".join(lines).rstrip("\n") + "\n"

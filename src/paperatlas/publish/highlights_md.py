@@ -13,11 +13,17 @@ Layout::
       - [Offline Reinforcement Learning with ...](#offline-reinforcement-learning-with-...)
 
     ## Reinforcement learning                          <- one section per area, largest first
+    The area's overview [[1]](#offline-...). ...       <- when it has one: [n] links to the cited paper
+    Cited: [1] [Offline ...](#offline-...) (Oral)
     ### Offline Reinforcement Learning with ...        <- one heading per paper, Oral → Spotlight → Poster
     [[paper]](...) [[code]](...)
     *Author One, Author Two · ICLR 2021 · Oral*
     **TL;DR** The paper's TL;DR (the reader's override when there is one).
     The reader's note, as written (Markdown).
+
+A section's overview is its area's (:attr:`paperatlas.model.Topic.overview`, by
+:func:`paperatlas.publish._common.overview_md`): each ``[n]`` links to the cited paper's heading in the post when the
+list holds it, else to the paper's URL when ``cited`` (the atlas's papers) holds it, else stays plain text.
 
 The reader's note comes from ``Paper.extra["note"]`` (the CLI puts each list entry's note there). *Reading time*
 counts the words of the page at 230 words per minute (an adult's silent reading rate for non-fiction, Brysbaert
@@ -40,6 +46,7 @@ from ._common import (
     markdown_page,
     md_url,
     one_line,
+    overview_md,
     paper_link,
     paper_sort_key,
     safe_note_md,
@@ -64,7 +71,7 @@ def reading_minutes(text: str) -> int:
 
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
-           title: str = "") -> str:
+           title: str = "", *, cited: Iterable[Paper] | None = None) -> str:
     """The highlights post for ``papers`` (see the module docstring for the layout).
 
     Papers are grouped by the area of each paper's topic (the topic itself in an atlas without areas; *Other
@@ -76,12 +83,19 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         related: unused (uniform publisher signature).
         title: the post's title; default ``"My <venue> highlights"`` when the papers share one venue, else
             ``"My highlights"``.
+        cited: papers an area's overview may cite beyond ``papers`` (normally the whole atlas's): linked by
+            their URL; ``None`` for only ``papers``.
 
     Returns:
         The Markdown text ending with a newline.
     """
     papers = list(papers)
     by_id = {t.id: t for t in topics}
+    in_post = {p.id: github_anchor(one_line(p.title)) for p in papers}
+    pool = {p.id: p for p in (cited or [])} | {p.id: p for p in papers}
+
+    def href(p: Paper) -> str:
+        return f"#{in_post[p.id]}" if p.id in in_post else md_url(paper_link(p))
 
     def area(p: Paper) -> Topic | None:
         t = by_id.get(p.topic_id) if p.topic_id is not None else None
@@ -90,9 +104,12 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         return t
 
     groups: dict[str, list[Paper]] = {}
+    section_topic: dict[str, Topic] = {}
     for p in papers:
         a = area(p)
         groups.setdefault(a.label if a else "Other papers", []).append(p)
+        if a is not None:
+            section_topic.setdefault(a.label, a)
     order = sorted(groups, key=lambda k: (k == "Other papers", -len(groups[k]), k.casefold()))
     venues = sorted({p.venue for p in papers if p.venue})
     heading = title or (f"My {venues[0]} highlights" if len(venues) == 1 else "My highlights")
@@ -102,6 +119,9 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
     for label in order:
         toc.append(f"- [{escape_md(label)}](#{github_anchor(label)})")
         body += ["", f"## {escape_md(label)}"]
+        t = section_topic.get(label)
+        lines = overview_md(t, pool, href) if t is not None else []
+        body += ["", *lines] if lines else []
         for p in sorted(groups[label], key=paper_sort_key):
             name = one_line(p.title)
             toc.append(f"  - [{escape_md(name)}](#{github_anchor(name)})")
@@ -127,7 +147,7 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
 
 
 def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
-                title: str = "") -> str:
+                title: str = "", *, cited: Iterable[Paper] | None = None) -> str:
     """The highlights post (:func:`render`) as one standalone HTML page (no external assets).
 
     The Markdown is converted with markdown-it-py (CommonMark; raw HTML in notes is escaped, not rendered; see
@@ -138,8 +158,9 @@ def render_html(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[
         topics: as for :func:`render`.
         related: unused.
         title: as for :func:`render`; also the page's ``<title>``.
+        cited: as for :func:`render`.
 
     Returns:
         The HTML page.
     """
-    return markdown_page(render(papers, topics, related, title))
+    return markdown_page(render(papers, topics, related, title, cited=cited))

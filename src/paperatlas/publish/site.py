@@ -24,7 +24,9 @@ Layout of ``DIR``::
                         review rating (mean ± spread, n reviews), confidence, decision, citations, code link and
                         institutions when the listing gives them, TL;DR, keyphrases, abstract, its area and
                         sub-topic, related papers
-    topic/<id>.html     one page per area and sub-topic: label, sub-topics, top keyphrases, all its papers
+    topic/<id>.html     one page per area and sub-topic: label, its overview when it has one (each ``[n]`` a
+                        link to the cited paper's page, plain text for a paper no longer in the atlas; then the
+                        cited papers with their status), sub-topics, top keyphrases, all its papers
                         Oral → Spotlight → Poster
     topics.html         every area with its sub-topics, sizes and top keyphrases
     trends.html         topic trends over the years (:mod:`._trends`): the fastest rising and falling sub-topics and
@@ -65,7 +67,18 @@ from ..mapview import STATIC_DIR as MAPVIEW_STATIC
 from ..mapview import htmlsafe_json, plotly_js_path
 from ..model import STATUSES, Paper, Topic, status_rank
 from . import map_html
-from ._common import ENV, TEMPLATES, code_link, default_title, one_line, paper_link, paper_sort_key
+from ._common import (
+    ENV,
+    TEMPLATES,
+    code_link,
+    default_title,
+    one_line,
+    overview_cited,
+    overview_note,
+    overview_parts,
+    paper_link,
+    paper_sort_key,
+)
 from ._output import replace_folder
 from ._trends import published_trends, site_page_args, topic_args
 
@@ -243,6 +256,9 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
                                                                              **site_page_args(trends)))
     page = ENV.get_template("site/topic.html")
     for t in topics:
+        overview = [{"text": text, "n": n, "file": slugs[p.id] if p is not None else None}
+                    for text, n, p in overview_parts(t, by_paper)]
+        cited = [{"n": n, **paper_ref(p)} for n, p in overview_cited(t, by_paper)]
         ps = sorted(members.get(t.id, []), key=paper_sort_key)
         subs = sorted((s for s in topics if s.parent_id == t.id and s.id != t.id), key=lambda s: (-s.size, s.id))
         parent = by_id.get(t.parent_id) if t.parent_id is not None else None
@@ -255,7 +271,8 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
         _write(out / "topic" / f"{t.id}.html", page.render(
             title=title, root="../", t=t, label=one_line(t.label), keyphrases=t.keyphrases[:12],
             subs=[{"id": s.id, "label": s.label, "n": len(members.get(s.id, []))} for s in subs],
-            parent=topic_ref(parent), groups=groups, n=len(ps), **topic_args(trends, t)))
+            parent=topic_ref(parent), groups=groups, n=len(ps), overview=overview, cited=cited,
+            overview_note=overview_note(t), **topic_args(trends, t)))
 
     authors = author_index(papers)
     (out / "author").mkdir()

@@ -13,10 +13,13 @@ Layout::
     ## Trends                                    <- only for papers over 3+ years (publish/_trends.py): rising
                                                    and falling topics and areas, OLS slope with 95% interval
     ## Reinforcement learning                    <- one section per area (largest first)
+    Offline RL learns from logged data [[1]](#paper-x). ...  <- its overview, when it has one
+    Cited: [1] [Title](#paper-x) (Oral) · ...
     116 papers · sub-topics: Offline reinforcement learning (17), ...
     Top keyphrases: ...
 
     ### Offline reinforcement learning          <- one page per sub-topic (largest first)
+    Its overview and cited papers, as the area's
     17 papers · 2 Oral, 3 Spotlight, 12 Poster
     Top keyphrases: offline; model-based; ...
     Trend: rising +0.97 pp/yr (95% CI ...)       <- its share per year's slope (multi-year atlases)
@@ -25,6 +28,12 @@ Layout::
       - Authors. *ICLR 2021 (Oral)*
       - TL;DR: ...
     Also relevant: ...                            <- papers filed elsewhere carrying this topic as a secondary one
+
+A topic's overview (:attr:`paperatlas.model.Topic.overview`) is the paragraph under its heading, each ``[n]`` a
+link to the cited paper's entry in the document (an ``<a id="paper-...">`` anchor at the start of the entry,
+:func:`paperatlas.publish._common.paper_anchor`), or to its URL when it is only in ``cited``, or plain ``[n]`` for a
+paper no longer in the atlas; then the cited papers on one line (:func:`paperatlas.publish._common.overview_md`). A
+topic without an overview shows nothing more.
 
 Nearest topics are the sub-topics whose map position (median of their papers' coordinates) is closest (Euclidean
 distance on the 2-D map). Text from papers is escaped with :func:`paperatlas.publish._common.escape_md`; links are
@@ -45,6 +54,9 @@ from ._common import (
     github_anchor,
     md_url,
     one_line,
+    overview_cited,
+    overview_md,
+    paper_anchor,
     paper_link,
     paper_sort_key,
     venue_text,
@@ -54,9 +66,10 @@ from ._trends import markdown_line, markdown_section, published_trends
 FORMAT = "topics-md"
 
 
-def _paper_lines(p: Paper) -> list[str]:
+def _paper_lines(p: Paper, anchor: bool = False) -> list[str]:
     links = " ".join(md_url(x) for x in (paper_link(p), code_link(p)) if x)
-    lines = [f"- {escape_md(one_line(p.title))}{' ' + links if links else ''}"]
+    mark = f'<a id="{paper_anchor(p)}"></a>' if anchor else ""
+    lines = [f"- {mark}{escape_md(one_line(p.title))}{' ' + links if links else ''}"]
     who = ", ".join(p.authors[:6]) + (" et al." if len(p.authors) > 6 else "")
     venue = escape_md(venue_text(p))
     if who or venue:
@@ -87,7 +100,7 @@ def nearest_on_map(t: Topic, others: list[Topic], k: int = 3) -> list[Topic]:
 
 
 def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None = None,
-           title: str = "") -> str:
+           title: str = "", *, cited: Iterable[Paper] | None = None) -> str:
     """The topic pages of ``papers`` as Markdown (see the module docstring for the layout).
 
     Never raises on odd text.
@@ -98,6 +111,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         related: unused (uniform publisher signature).
         title: the document title; default ``"<venue> by topic"`` (``"Papers by topic"`` when no venue covers
             half of the papers, see :func:`~paperatlas.publish._common.default_title`).
+        cited: papers an overview may cite beyond ``papers`` (normally the whole atlas's), linked by their URL;
+            ``None`` for only ``papers``.
 
     Returns:
         The Markdown text ending with a newline.
@@ -105,6 +120,17 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
     papers = list(papers)
     topics = list(topics)
     by_id = {t.id: t for t in topics}
+    by_paper = {p.id: p for p in papers}
+    pool = {p.id: p for p in (cited or [])} | by_paper
+    anchored: set[str] = set()  # the cited papers listed in the document: their entry gets an anchor
+
+    def href(p: Paper) -> str:
+        return f"#{paper_anchor(p)}" if p.id in anchored else md_url(paper_link(p))
+
+    def overview(t: Topic) -> list[str]:
+        lines = overview_md(t, pool, href)
+        return ["", *lines] if lines else []
+
     leaves = [t for t in topics if t.level == 1] or topics
     areas = sorted((t for t in topics if t.level == 0), key=lambda t: (-t.size, t.id))
     members: dict[int, list[Paper]] = {}
@@ -129,6 +155,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
     else:
         groups = [(None, sorted((t for t in leaves if members.get(t.id)), key=leaf_key))]
     groups = [(a, subs) for a, subs in groups if subs]
+    listed = {p.id: p for _, subs in groups for t in subs for p in members[t.id]} | {p.id: p for p in other}
+    anchored.update(p.id for t in topics for _, p in overview_cited(t, listed))
     n_leaves = sum(len(subs) for _, subs in groups)
     heading = title or default_title(papers).replace("Awesome ", "") + " by topic"
     out = [f"# {escape_md(one_line(heading))}", "",
@@ -149,7 +177,7 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         level = "###"
         if a is not None:
             level = "###"
-            out += ["", f"## {escape_md(a.label)}", "",
+            out += ["", f"## {escape_md(a.label)}", *overview(a), "",
                     f"{a.size} papers · sub-topics: " + ", ".join(f"{escape_md(t.label)} ({len(members[t.id])})"
                                                                   for t in subs)]
             if a.keyphrases:
@@ -160,7 +188,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
             level = "##"
         for t in subs:
             ps = sorted(members[t.id], key=paper_sort_key)
-            out += ["", f"{level} {escape_md(t.label)}", "", f"{len(ps)} papers · {_status_counts(ps) or 'no status'}"]
+            out += ["", f"{level} {escape_md(t.label)}", *overview(t), "",
+                    f"{len(ps)} papers · {_status_counts(ps) or 'no status'}"]
             if t.keyphrases:
                 out += ["", "Top keyphrases: " + "; ".join(escape_md(k) for k in t.keyphrases[:8])]
             line = markdown_line(trends, t)
@@ -171,7 +200,7 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
                                                           for x in near)]
             out.append("")
             for p in ps:
-                out += _paper_lines(p)
+                out += _paper_lines(p, p.id in anchored)
             extra = sorted(also.get(t.id, []), key=paper_sort_key)
             if extra:
                 out += ["", "Also relevant (filed under another topic):", ""]
@@ -180,5 +209,5 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
     if other:
         out += ["", "## Other papers", ""]
         for p in sorted(other, key=paper_sort_key):
-            out += _paper_lines(p)
+            out += _paper_lines(p, p.id in anchored)
     return "\n".join(out) + "\n"
