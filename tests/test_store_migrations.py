@@ -112,16 +112,19 @@ def _assert_reader_data_kept(db, tldr_override: bool = True, keyphrase_override:
 
 def test_migrations_are_numbered_in_order_and_never_drop_a_table():
     assert [n for n, _ in MIGRATIONS] == list(range(1, LATEST + 1))
-    assert LATEST == 4  # release 0.1.0 wrote version 2; 3 adds the papers' label terms, 4 the build history
+    # release 0.1.0 wrote version 2; 3 adds the papers' label terms, 4 the build history, 5 the topic overviews
+    assert LATEST == 5
     for _, fn in MIGRATIONS:
         assert "DROP" not in inspect.getsource(fn).upper(), fn.__name__
 
 
-def test_all_migrations_on_an_empty_file_give_the_schema_release_0_1_0_wrote_plus_terms_and_history():
-    assert {t: set(c) for t, c in expected_schema().items()} == _columns(RELEASE_0_1_0) | {
+def test_all_migrations_on_an_empty_file_give_the_schema_release_0_1_0_wrote_plus_terms_history_and_overviews():
+    released = _columns(RELEASE_0_1_0)
+    assert {t: set(c) for t, c in expected_schema().items()} == released | {
         "paper_terms": {"paper_id", "text_hash", "method", "terms"},
         "builds": {"id", "finished_at", "listings", "n_papers", "n_new"},
-        "paper_history": {"paper_id", "title", "first_build"}}
+        "paper_history": {"paper_id", "title", "first_build"},
+        "topics": released["topics"] | {"overview", "overview_papers", "overview_method", "overview_key"}}
 
 
 @pytest.mark.slow

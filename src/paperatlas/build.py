@@ -23,6 +23,7 @@ from . import sources
 from .engines import WorkItem
 from .engines.local import LocalEngine
 from .enrich import keyphrase_stats, lexical
+from .enrich import overview as overviews
 from .enrich.embed import Embedder, MiniLMEmbedder, paper_text
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
@@ -37,7 +38,10 @@ from .sources.merge import merge_papers
 from .store import sqlite as store
 from .store.enrichment import PreviousBuild, previous_build, previous_enrichment
 from .store.history import record_build
+from .store.keyphrase_counts import KEYPHRASE_STATS as KEYPHRASE_STATS  # the models table's name (tests)
+from .store.keyphrase_counts import hash_text, updated_keyphrase_stats
 from .store.lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
+from .store.overviews import previous_overviews
 from .store.resume import ResumeCache
 
 #: A progress factory: ``progress(stage_description, total) -> update(n)`` (tqdm in the CLI, no-op in tests).
@@ -100,6 +104,7 @@ class BuildReport:
         labels_rejected: topic id -> why its generated label was not used (only with a label backend).
         n_labels_generated: topic labels rewritten by the label backend.
         n_with_secondary: papers with at least one secondary topic.
+        n_overviews_computed: topics whose overview this build made (the others kept the last build's).
         stage_seconds: stage name -> wall time, seconds.
         worker_seconds: per-paper stage -> seconds, summed over the engine's workers.
         per_paper_seconds: wall time of the per-paper stages together, seconds.
@@ -134,6 +139,7 @@ class BuildReport:
     labels_rejected: dict[int, str] = field(default_factory=dict)
     n_labels_generated: int = 0
     n_with_secondary: int = 0
+    n_overviews_computed: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     #: embed / keyphrases / tldr -> seconds spent in them, summed over the engine's workers
     worker_seconds: dict[str, float] = field(default_factory=dict)
@@ -176,34 +182,7 @@ def text_hash(p: Paper) -> str:
     Returns:
         The hex digest.
     """
-    return _hash_text(p.title, p.abstract or p.digest)
-
-
-def _hash_text(title: str | None, text: str | None) -> str:
-    return hashlib.sha1(f"{title}\n{text}".encode()).hexdigest()
-
-
-#: the ``models`` table's name of the keyphrase statistics (:func:`paperatlas.enrich.keyphrase_stats.dumps`)
-KEYPHRASE_STATS = "keyphrases.stats"
-
-
-def _updated_keyphrase_stats(con, papers: list[Paper], text_hashes: list[str], prev) -> KeyphraseExtractor | None:
-    """The stored keyphrase statistics with the new and changed papers added and the leaving ones taken out.
-
-    None (the caller fits anew) when the atlas stores none, they are of another method, or the stored text of a
-    leaving paper is not the text it was counted from (the reader edited it).
-    """
-    kx = keyphrase_stats.loads(store.read_model(con, KEYPHRASE_STATS))
-    if kx is None:
-        return None
-    now = {p.id: th for p, th in zip(papers, text_hashes, strict=True)}
-    leaving = [pid for pid, e in prev.items() if now.get(pid) != e.text_hash]
-    old = store.paper_texts(con, leaving)
-    if any(_hash_text(t, x) != prev[pid].text_hash for pid, (t, x) in old.items()) or len(old) != len(leaving):
-        return None
-    added = [(p.title, p.abstract or p.digest) for p, th in zip(papers, text_hashes, strict=True)
-             if p.id not in prev or prev[p.id].text_hash != th]
-    return kx.update(added, list(old.values()))
+    return hash_text(p.title, p.abstract or p.digest)
 
 
 #: from this many papers (in the atlas, not only those to embed: the later stages' memory grows with the atlas) the
@@ -377,7 +356,7 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
             engine.embed_ahead(items)  # (not beside a fit: the fit's memory and the child's together are the peak)
         # the keyphrase statistics: the last build's, updated with the papers that came, changed or left, while
         # the corpus changes little; else fitted on the whole corpus (a minute at 42k papers)
-        kx = _updated_keyphrase_stats(con, papers, text_hashes, prev) if keep_terms else None
+        kx = updated_keyphrase_stats(con, papers, text_hashes, prev) if keep_terms else None
         report.keyphrase_stats = "update" if kx is not None else "fit"
         if kx is None:
             kx = keyphrase_stats.fit((p.title, p.abstract or p.digest) for p in papers)  # compacted: -0.4 GB
@@ -481,11 +460,15 @@ def _build(papers: list[Paper], db, report: BuildReport, stage: _StageClock, sou
         # the reader's last word: overrides (TL;DR, keyphrases, topic labels and placements) win over all the above
         from .store.topic_overrides import apply_reader_edits  # re-links first: a corrected title changes the id
         apply_reader_edits(con, papers, topics, report)  # sizes follow a moved paper; a gone topic: in report.notes
+        stage("topics+map")  # a topic of the same label and papers as the last build's keeps its overview:
+        keys, report.n_overviews_computed = overviews.refresh_overviews(topics, papers, vectors,
+                                                                        previous_overviews(con))
+        stage("overviews")
         named = [str(s) if sources.network_source(s) else str(Path(s)) for s in source_paths]
         entry = record_build(con, [(p.id, p.title) for p in papers], named)  # before the papers are rewritten
         report.build_number, report.n_new = entry.id, entry.n_new
         store.write_papers(con, papers, hashes_by_id)
-        store.write_topics(con, topics)
+        store.write_topics(con, topics, keys)
         store.write_model_from(con, "topics", res.model.dump_file)  # streamed: the 42k model is 132 MB
         store.write_model(con, KEYPHRASE_STATS, prepared.keyphrase_stats)
         store.set_meta(con, sources=named, embed_model=model_name,

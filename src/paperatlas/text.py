@@ -233,3 +233,30 @@ def year_in(text: str | None) -> int | None:
     """
     m = YEAR_RE.search(text or "")
     return int(m.group(0)) if m else None
+
+
+#: A content word as :func:`content_words` reads it: letters and digits of any script, inner hyphens/apostrophes.
+_CONTENT_WORD_RE = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+
+
+def content_words(text: str, stop: frozenset[str] | set[str] = frozenset()) -> set[str]:
+    """The lower-case words of ``text`` of two or more characters, other than those in ``stop``.
+
+    The word set the extractive answers (:mod:`paperatlas.ask`) and topic overviews
+    (:mod:`paperatlas.enrich.overview`) compare sentences by; callers pass :data:`paperatlas.vocab.STOP` (this
+    module is below :mod:`paperatlas.vocab` and does not import it).
+
+    Args:
+        text: any text.
+        stop: the words to leave out (lower case).
+
+    Returns:
+        The set of words, e.g. ``"We study the grokking of networks."`` with English stop words →
+        ``{"study", "grokking", "networks"}``.
+    """
+    return {w for w in (m.lower() for m in _CONTENT_WORD_RE.findall(text)) if len(w) > 1 and w not in stop}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """Jaccard index ``|a ∩ b| / |a ∪ b|`` of two word sets, 0..1 (0.0 when both are empty)."""
+    return len(a & b) / len(a | b) if a or b else 0.0

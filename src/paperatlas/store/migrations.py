@@ -165,6 +165,22 @@ def m004_build_history(con: sqlite3.Connection) -> None:
 )""")
 
 
+@_migration(5)
+def m005_topic_overviews(con: sqlite3.Connection) -> None:
+    """Migration 5: each topic's cited overview (issue 29), and what it was made from.
+
+    ``topics`` gains ``overview`` (2-4 sentences, each followed by ``[n]``), ``overview_papers`` (the JSON list of
+    the cited paper ids, ``[n]`` the n-th), ``overview_method`` (``extractive``, a backend's name, or ``edit``) and
+    ``overview_key`` (:func:`paperatlas.enrich.overview.overview_key` of the label and members it was made for: a
+    rebuild keeps the overview of a topic whose key is unchanged). Older atlases read with all four empty.
+
+    Args:
+        con: A writable connection, inside the migration transaction.
+    """
+    _add_columns(con, "topics", [("overview", "TEXT"), ("overview_papers", "TEXT"), ("overview_method", "TEXT"),
+                                 ("overview_key", "TEXT")])
+
+
 #: The number of the last migration: the schema version this code reads and writes.
 LATEST = MIGRATIONS[-1][0]
 

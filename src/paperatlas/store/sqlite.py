@@ -34,6 +34,7 @@ from .lock import DEFAULT_TIMEOUT as DEFAULT_LOCK_TIMEOUT
 from .lock import build_lock, swap_lock
 from .migrations import LATEST, migrate
 from .models import read_model, write_model, write_model_from
+from .overviews import overview_cells
 from .paper_rows import _JSON_FIELDS, _SCALAR_FIELDS, paper_texts, write_papers
 from .userdata import (  # build.py calls these as paperatlas.store.sqlite.*
     EDIT_METHOD,
@@ -168,19 +169,23 @@ def row_to_paper(row: sqlite3.Row, rowid: int | None = None) -> Paper:
     return Paper.from_dict(d)
 
 
-def write_topics(con: sqlite3.Connection, topics: list[Topic]) -> None:
-    """Replace the atlas's topics (areas and sub-topics).
+def write_topics(con: sqlite3.Connection, topics: list[Topic], overview_keys: dict[int, str] | None = None) -> None:
+    """Replace the atlas's topics (areas and sub-topics), with their overviews.
 
     Args:
-        con: A writable connection (a build's copy).
+        con: A writable connection (a build's copy, migrated: it has the overview columns).
         topics: The topics to store.
+        overview_keys: ``topic id -> overview key`` (:func:`paperatlas.enrich.overview.overview_key` of what each
+            overview was made from); a topic without one stores NULL (its overview is made again next build).
     """
+    keys = overview_keys or {}
     con.execute("DELETE FROM topics")
     con.executemany(
-        "INSERT INTO topics (id, label, size, keyphrases, parent_id, x, y, method, level) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(t.id, t.label, t.size, json.dumps(t.keyphrases), t.parent_id, t.x, t.y, t.method, t.level)
-         for t in topics],
+        "INSERT INTO topics (id, label, size, keyphrases, parent_id, x, y, method, level, overview, overview_papers, "
+        "overview_method, overview_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(t.id, t.label, t.size, json.dumps(t.keyphrases), t.parent_id, t.x, t.y, t.method, t.level,
+          t.overview or None, json.dumps(t.overview_papers) if t.overview_papers else None, t.overview_method or None,
+          keys.get(t.id)) for t in topics],
     )
 
 
@@ -230,9 +235,11 @@ def _row_to_topic(r: sqlite3.Row) -> Topic:
     """
     spec = COLUMNS["topics"]
     v = dict(validate_row("topics", r, [c for c in r.keys() if c in spec]))
+    ov = overview_cells(r)  # an atlas made before migration 5 has no overview columns: empty
     return Topic(id=v["id"], label=v["label"], size=v.get("size") or 0, keyphrases=v.get("keyphrases") or [],
                  parent_id=v.get("parent_id"), x=v.get("x") or 0.0, y=v.get("y") or 0.0, method=v.get("method") or "",
-                 level=v["level"] if v.get("level") is not None else 1)
+                 level=v["level"] if v.get("level") is not None else 1, overview=ov["overview"] or "",
+                 overview_papers=ov["overview_papers"] or [], overview_method=ov["overview_method"] or "")
 
 
 def set_meta(con: sqlite3.Connection, **values) -> None:
