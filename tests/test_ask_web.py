@@ -11,6 +11,7 @@ import re
 from html import unescape
 
 import feedparser
+import numpy as np
 import pytest
 
 from paperatlas.store import Atlas
@@ -68,6 +69,29 @@ def test_api_ask_answers_with_sentences_copied_from_the_cited_papers(atlas, word
         assert (c["title"], c["authors"], c["status"]) == (p.title, list(p.authors), p.status)
     if question.startswith("what are Hopfield"):
         assert "Hopfield" in d["papers"][0]["title"]
+
+
+def test_the_apps_sentence_encoder_gives_the_models_vectors_and_the_same_answers(atlas, meaning_client):
+    from paperatlas.ask import ask
+    from paperatlas.enrich.query_embed import query_embedder
+    from paperatlas.web.ask_views import SentenceEncoder
+
+    model = query_embedder()
+    calls: list[int] = []
+    enc = SentenceEncoder(lambda texts: calls.append(len(texts)) or model.encode(texts), chunk=4, cache_size=30)
+    hopfield = next(p for p in atlas.papers if "Hopfield" in p.title)
+    texts = split_sentences(hopfield.abstract)[:9]
+    texts = texts + texts[:2]  # a repeat within one call is encoded once
+    got = enc(texts)
+    assert got.shape == (len(texts), 384) and got.dtype == np.float32
+    assert np.abs(got - model.encode(texts)).max() < 1e-5
+    assert sum(calls) == len(set(texts)) and max(calls) <= 4
+    calls.clear()
+    assert np.array_equal(enc(texts[::-1]), got[::-1]) and calls == []  # all from the cache
+    for q in QUESTIONS:  # the app answers as ask does with the model itself
+        d = meaning_client.get("/api/ask", query_string={"q": q}).get_json()
+        want = ask(atlas, q, encode=model.encode).to_json()
+        assert [s["text"] for s in d["sentences"]] == [s["text"] for s in want["sentences"]], q
 
 
 def test_filters_narrow_the_cited_papers(atlas, words_client):
