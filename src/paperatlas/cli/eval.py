@@ -32,7 +32,7 @@ from ..eval import (
     topic_filing,
 )
 from ..llm.backends import BACKENDS, BackendError
-from ._common import choice_help, db_option, open_atlas
+from ._common import choice_help, db_option, open_atlas, tqdm_progress
 
 _GOLD_CLASSES_HELP = ("Gold set: awesome (seed 004 sections without Others), aaai (AAAI 2022 primary areas), "
                       "cvpr2019, iccv2019, cvpr2017, iccv2017 (sessions), or a listing FILE (repeatable).")
@@ -69,6 +69,7 @@ def eval_group() -> None:
     paperatlas eval neighbours   same gold classes: 10-NN accuracy of the paper representation vs MiniLM, TF-IDF
     paperatlas eval related      same gold classes: related papers vs MiniLM, BM25 and BM25 + MiniLM (RRF)
     paperatlas eval search       COLM 2025, WWW 2025 author keywords as queries: P@10 vs TF-IDF, BM25, MiniLM
+    paperatlas eval ask          seed 004's sections and Key Words as questions: cited answers vs search TL;DRs
     """
 
 
@@ -467,3 +468,50 @@ def search_command(golds: tuple[str, ...]) -> None:
             click.echo(topic_eval.format_table(rows, search_eval.COLUMNS))
             goals.append(search_eval.goal_check(label, rows))
     _echo_goals(goals)
+
+
+@eval_group.command(name="ask")
+@click.option("--db", default=None, metavar="FILE", help="Atlas to evaluate [default: seeds 001 + 004 built (or "
+              "rebuilt) in the cache, seed 004 without its Key Word lines].")
+@click.option("--key-words", is_flag=True, help="Build the default atlas with seed 004's Key Word lines (the "
+              "search then indexes the gold phrases themselves).")
+@click.option("--no-meaning", is_flag=True, help="Ask and search by the question's words only (no embedding model).")
+@click.option("--overviews-only", is_flag=True, help="Score only the atlas's topic overviews (any atlas).")
+@click.option("--overview-sample", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also print N topic overviews with their cited titles, to judge by hand.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the tables and every question's answers to this JSON file.")
+def ask_command(db: str | None, key_words: bool, no_meaning: bool, overviews_only: bool, overview_sample: int,
+                json_out: Path | None) -> None:
+    """Cited answers vs the top search results' TL;DRs and first sentences; topic overviews.
+
+    Questions: seed 004's sections and Key Words (its entries there are the relevant papers) and 10 it cannot
+    answer. Citation precision and recall, honest and false misses, traceable sentences; then the overviews'
+    own-paper share, distinct papers, redundancy and traceability.
+
+    \b
+    paperatlas eval ask                        # builds seeds 001 + 004 into the cache first (~2 min on 2 cores)
+    paperatlas eval ask --db phenomena.db --json /tmp/ask.json
+    paperatlas eval ask --db iclr2021.db --overviews-only --overview-sample 10
+    """
+    from ..eval import ask_eval
+
+    with _click_errors():
+        if db is None:
+            path = ask_eval.atlas_path(with_key_words=key_words)
+            click.echo(f"building {path} (seeds 001 + 004)", err=True)
+            db = str(ask_eval.build_atlas(path, with_key_words=key_words, progress=tqdm_progress))
+        atlas = open_atlas(db)
+        try:
+            encode = None
+            if not no_meaning and not overviews_only and atlas.vectors.size:
+                from ..enrich.query_embed import query_embedder
+
+                encode = query_embedder().encode
+            report = ask_eval.run(atlas, encode, questions=not overviews_only, overview_sample=overview_sample,
+                                  progress=tqdm_progress, echo=click.echo)
+        finally:
+            atlas.close()
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+        click.echo(f"rows written to {json_out}")
