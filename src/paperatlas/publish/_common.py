@@ -1,7 +1,9 @@
-"""What the publishers share: paper fields, Markdown escaping, heading anchors and the Jinja2 environment.
+"""What the publishers share: paper fields, Markdown escaping, anchors, topic overviews, the Jinja2 environment.
 
-A paper's links, year, sort order and one-line texts, Markdown escaping, GitHub heading anchors, and the one
-Jinja2 environment of the HTML publishers (:data:`ENV`).
+A paper's links, year, sort order and one-line texts, Markdown escaping, GitHub heading anchors, a topic's cited
+overview cut into text and citations (:func:`overview_parts`, :func:`overview_cited`) or written as Markdown
+(:func:`overview_md`, its ``[n]`` links to :func:`paper_anchor` entries or URLs), and the one Jinja2 environment
+of the HTML publishers (:data:`ENV`).
 
 Every output renders only http(s) and DOI links (:func:`paperatlas.text.safe_url`): :func:`paper_link` and
 :func:`code_link` skip any other link; Markdown outputs escape every text (:func:`escape_md`), percent-encode URLs
