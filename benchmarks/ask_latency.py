@@ -9,7 +9,8 @@ model loaded by the app's warm-up) on a copy of the atlas (``--in-place``: the a
 ``/api/search`` answers in ``hybrid`` mode (the query model is loaded) and then ``--settle`` more seconds (the rest
 of the warm-up: search indexes, recommender, facets, authors; ~17 s at 42k papers), then asks ``--questions``
 questions one after the other, each twice: the first ask of a question (its papers' sentences never embedded
-before: the figure that counts) and again at once (the sentence vectors from the app's cache). The questions are
+before: the figure that counts) and again at once (the sentence vectors from the app's cache), then its Ask page
+(``/ask``: the same answer rendered with the cited papers' entries). The questions are
 author keywords: the given keyphrase (from the paperlists' ``keywords``) of papers drawn with ``--seed`` from the
 atlas, then the Ask page's example questions (longer, in words) and two questions no paper addresses. Prints each
 question's times, whether it was answered, and p50 / p95 / max of the keyword questions, of every first ask and of
@@ -158,18 +159,22 @@ def bench_web(args, db: str) -> None:
                 ready = wait_ready(base, proc)
                 print(f"   query model loaded {ready:.1f} s after start; settling {args.settle:.0f} s more")
                 time.sleep(args.settle)
-                first, again, kw = [], [], []
+                first, again, kw, pages = [], [], [], []
                 for q in questions:
                     url = f"{base}/api/ask?" + urllib.parse.urlencode({"q": q})
                     status, body, t1 = get(url)
                     _, _, t2 = get(url)
+                    page_status, _, t3 = get(url.replace("/api/ask?", "/ask?"))
                     d = json.loads(body) if status == 200 else {}
                     what = "miss" if d.get("miss") else f"{len(d.get('sentences', []))} sentences, " \
                         f"{len(d.get('papers', []))} papers" if status == 200 else f"HTTP {status}"
-                    print(f"   {1000 * t1:6.0f} ms  then {1000 * t2:5.0f} ms  {q[:50]!r:<52} {what}")
+                    print(f"   {1000 * t1:6.0f} ms  then {1000 * t2:5.0f} ms  page {1000 * t3:5.0f} ms  "
+                          f"{q[:50]!r:<52} {what}")
                     if status == 200:
                         first.append(t1)
                         again.append(t2)
+                        if page_status == 200:
+                            pages.append(t3)
                         if len(first) <= n_kw:
                             kw.append(t1)
             finally:
@@ -182,6 +187,7 @@ def bench_web(args, db: str) -> None:
         print("   " + summary("/api/ask, author keywords", kw))
         print("   " + summary("/api/ask, first ask (all)", first))
         print("   " + summary("/api/ask, same question again", again))
+        print("   " + summary("/ask page (sentences cached)", pages))
 
 
 def bench_cli(db: str) -> None:
