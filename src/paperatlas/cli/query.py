@@ -211,53 +211,82 @@ def topics_command(db, terms):
               help="With PAPER: file it under sub-topic ID. Alone (with --label or --clear): the topic to rename. "
                    "`paperatlas topics` lists the ids.")
 @click.option("--label", default=None, help="With --topic ID and no PAPER: the topic's new label (area or sub-topic).")
+@click.option("--overview", default=None,
+              help="With --topic ID and no PAPER: your overview of the topic, replacing the computed one (its [n] "
+                   "keep citing the computed overview's papers when all are in range).")
 @click.option("--clear", is_flag=True,
               help="Drop your edits of PAPER (TL;DR and keyphrases return on rebuild; a moved paper goes back to its "
-                   "earlier topic now), or with --topic ID alone the topic's rename (its label is restored now).")
-def edit_command(paper, db, tldr, keyphrases, topic_id, label, clear):
-    """Override PAPER's (id or title) TL;DR, keyphrases or topic, or rename a topic.
+                   "earlier topic now), or with --topic ID alone the topic's rename and overview (the generated "
+                   "ones are restored now).")
+def edit_command(paper, db, tldr, keyphrases, topic_id, label, overview, clear):
+    """Override PAPER's (id or title) TL;DR, keyphrases or topic, or a topic's label or overview.
 
     \b
       paperatlas edit PAPER --tldr TEXT --keyphrases "a; b"
       paperatlas edit PAPER --topic 12           file PAPER under sub-topic 12
       paperatlas edit --topic 3 --label "Graph learning"   rename topic 3
-      paperatlas edit --topic 3 --clear          give topic 3 back its generated label
+      paperatlas edit --topic 3 --overview TEXT  your overview of topic 3
+      paperatlas edit --topic 3 --clear          give topic 3 back its generated label and overview
 
     Your edit wins over every later rebuild, is kept in the atlas file, shows at once, and is what publish writes.
     A TL;DR is at most 1,000 characters; at most 50 keyphrases of at most 100 characters each (as in the web app);
-    a topic label at most 100 characters. A paper is filed under a sub-topic, not an area (the indented ids of
-    `paperatlas topics`).
+    a topic label at most 100 characters, an overview at most 2,000. A paper is filed under a sub-topic, not an
+    area (the indented ids of `paperatlas topics`).
     """
     if paper is None:
-        _edit_topic(db, topic_id, label, clear, tldr is not None or keyphrases is not None)
+        _edit_topic(db, topic_id, label, overview, clear, tldr is not None or keyphrases is not None)
         return
-    if label is not None:
-        raise click.UsageError("--label renames a topic: give --topic ID --label TEXT without PAPER")
+    if label is not None or overview is not None:
+        raise click.UsageError("--label renames a topic and --overview writes its overview: give --topic ID "
+                               "--label TEXT (or --overview TEXT) without PAPER")
     if tldr is None and keyphrases is None and topic_id is None and not clear:
         raise click.UsageError("give --tldr, --keyphrases or --clear, or --topic ID to file PAPER under a sub-topic")
     _edit_paper(db, paper, tldr, keyphrases, topic_id, clear)
 
 
-def _edit_topic(db, topic_id, label, clear, paper_fields: bool) -> None:
-    """``paperatlas edit --topic ID --label TEXT`` (or ``--clear``): rename a topic, or drop its rename."""
+def _edit_topic(db, topic_id, label, overview, clear, paper_fields: bool) -> None:
+    """``paperatlas edit --topic ID --label TEXT`` / ``--overview TEXT`` (or ``--clear``): a topic's own edits."""
     from ..overrides import rename_topic
     from ..store import AtlasNotFound, MalformedAtlas
+    from ..store.overviews import set_topic_overview
     from ._common import resolve_db
 
-    if topic_id is None or paper_fields or (label is None) == (not clear):
+    if topic_id is None or paper_fields or (label is None and overview is None) == (not clear):
         raise click.UsageError("give PAPER (with --tldr, --keyphrases, --topic ID or --clear) to edit a paper, or "
-                               "--topic ID with --label TEXT (or --clear) to rename a topic")
+                               "--topic ID with --label TEXT (or --clear) to rename a topic, or with --overview TEXT "
+                               "to give it your overview")
+    path = resolve_db(db)
+    t, dropped, missing = None, [], None
     try:
-        t = rename_topic(resolve_db(db), topic_id, None if clear else label)
+        if clear:  # the rename and the overview, each: a LookupError only when neither is there
+            for what, drop in (("rename", rename_topic), ("overview", set_topic_overview)):
+                try:
+                    got = drop(path, topic_id, None)
+                except LookupError as e:
+                    missing = e
+                    continue
+                t = got or t
+                if got is None:
+                    dropped.append(what)
+            if t is None and not dropped and missing is not None:
+                raise missing
+        else:
+            if label is not None:
+                t = rename_topic(path, topic_id, label)
+            if overview is not None:
+                t = set_topic_overview(path, topic_id, overview)
     except (LookupError, ValueError, AtlasNotFound, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
     if t is None:
-        click.echo(f"topic {topic_id} is no longer in this atlas; its kept rename was dropped")
+        click.echo(f"topic {topic_id} is no longer in this atlas; its kept {' and '.join(dropped)} was dropped")
         return
     kind = "area" if t.level == 0 else "sub-topic"
     click.echo(f"Topic {t.id} ({kind}, {t.size} papers): {t.label}" + (f" ({t.method})" if t.method else ""))
+    if overview is not None or clear:
+        how = f" ({t.overview_method})" if t.overview_method else ""
+        click.echo(f"Overview{how}: {t.overview or '(none yet: the next build makes one)'}")
     if clear:
-        click.echo("rename dropped: the topic has its generated label again")
+        click.echo("edits dropped: the topic has its generated label and overview again")
 
 
 def _edit_paper(db, paper, tldr, keyphrases, topic_id, clear) -> None:

@@ -64,11 +64,14 @@ W_COVER, W_CENTRAL, W_ROLE = 0.5, 0.3, 0.2
 #: A sentence's *role*: a TL;DR (the paper's contribution in one sentence), a sentence in the authors' voice ("we
 #: propose", "this paper", "our results"), any other sentence (background, e.g. "In recent years, ...").
 ROLE_TLDR, ROLE_OWN, ROLE_OTHER = 0.9, 0.7, 0.2
-#: Score taken off a sentence that leans on the one before it ("Finally, ...", "This ...", "To this end, ...").
+#: Score taken off a sentence that leans on the one before it ("Finally, ...", "This ...", "To this end, ...", "We
+#: find that it ...").
 DANGLING_PENALTY = 0.15
-_DANGLING = re.compile(r"^(?:finally|further(?:more)?|moreover|additionally|however|thus|therefore|hence|then|"
-                       r"also|besides|second(?:ly)?|third(?:ly)?|next|in addition|in particular|to this end|"
-                       r"towards? (?:answering )?this|this|these|those|it|they|such|both|specifically)\b", re.I)
+_DANGLING = re.compile(
+    r"^(?:(?:we|our \w+) (?:\w+ )?(?:find|show|observe|demonstrate)s? that )?"
+    r"(?:finally|further(?:more)?|moreover|additionally|however|thus|therefore|hence|then|also|besides|"
+    r"second(?:ly)?|third(?:ly)?|next|in addition|in particular|to this end|towards? (?:answering )?this|"
+    r"this(?! (?:paper|work|study|article))|these|those|it|they|such|both|specifically)\b", re.I)
 _OWN = re.compile(r"\b(?:we|our|us)\b|\bth(?:is|e present) (?:paper|work|study)\b", re.I)
 #: Score bonus of a sentence (and of a paper when the pool is chosen) by the paper's status, lower case.
 STATUS_BONUS = {"oral": 0.1, "spotlight": 0.06}
@@ -81,6 +84,7 @@ BROAD_SHARE = 0.2
 #: A sentence holding one of these is not copied (links, code availability, a split fragment).
 _SKIP = re.compile(r"https?://|www\.|github|\bcode (?:is|and)\b|available at|\burl\b", re.I)
 _TOKEN = re.compile(r"\S+")
+_CITE = re.compile(r"\[(\d{1,4})\]")
 
 
 @dataclass
@@ -193,16 +197,24 @@ def _centrality(rows: list[int], vectors: np.ndarray) -> np.ndarray:
     return (cos - lo) / (hi - lo) if hi > lo else np.ones(len(rows))
 
 
+def _weight_of(stems: set[str] | frozenset[str], weights: dict[str, float]) -> float:
+    """The summed weight of the topic words among ``stems``."""
+    if len(stems) < len(weights):
+        return sum(weights.get(s, 0.0) for s in stems)
+    return sum(w for s, w in weights.items() if s in stems)
+
+
 def _pool(t: Topic, rows: list[int], papers: list[Paper], cent: dict[int, float], weights: dict[str, float],
-          sub_of: Mapping[int, int | None]) -> list[int]:
+          sub_of: Mapping[int, int | None], kp_stems: dict[int, frozenset[str]]) -> list[int]:
     """The :data:`POOL` rows read (for an area, the best of each sub-topic in turn)."""
     total = sum(weights.values()) or 1.0
-
-    def score(i: int) -> tuple[float, str]:
-        kp = _stems(content_words(" ".join(papers[i].keyphrases), STOP))
-        return (-(0.6 * cent[i] + 0.4 * sum(w for s, w in weights.items() if s in kp) / total + _bonus(papers[i])),
-                papers[i].id)
-
+    scores: dict[int, tuple[float, str]] = {}
+    for i in rows:
+        kp = kp_stems.get(i)
+        if kp is None:
+            kp = kp_stems[i] = frozenset(_stems(content_words(" ".join(papers[i].keyphrases), STOP)))
+        scores[i] = (-(0.6 * cent[i] + 0.4 * _weight_of(kp, weights) / total + _bonus(papers[i])), papers[i].id)
+    score = scores.__getitem__
     ranked = sorted(rows, key=score)
     if t.level != 0:
         return ranked[:POOL]
@@ -241,7 +253,8 @@ def _candidates(p: Paper) -> list[tuple[str, int, float, str]]:
 
 
 def compute_overview(t: Topic, rows: list[int], papers: list[Paper], vectors: np.ndarray,
-                     sub_of: Mapping[int, int | None] | None = None) -> Overview:
+                     sub_of: Mapping[int, int | None] | None = None,
+                     kp_stems: dict[int, frozenset[str]] | None = None) -> Overview:
     """The extractive overview of topic ``t`` (see the module docstring for the method).
 
     Args:
@@ -251,6 +264,8 @@ def compute_overview(t: Topic, rows: list[int], papers: list[Paper], vectors: np
         vectors: ``(len(papers), dim)`` float32 L2-normalised paper vectors, row ``i`` for ``papers[i]``; an
             empty array scores every paper as equally central.
         sub_of: for an area, row -> the sub-topic id of that paper (so several sub-topics are cited).
+        kp_stems: row -> the stems of that paper's keyphrases, filled as they are made (shared by the calls of one
+            atlas: a paper is in a sub-topic and an area).
 
     Returns:
         The overview: :func:`target_sentences` sentences (fewer when the topic's papers have fewer distinct,
@@ -264,14 +279,14 @@ def compute_overview(t: Topic, rows: list[int], papers: list[Paper], vectors: np
     total = sum(sorted(weights.values(), reverse=True)[:6]) or 1.0  # a sentence covering 6 top words scores 1
     cent = dict(zip(rows, _centrality(rows, vectors).tolist(), strict=True))
     cands = []  # (score, paper id, position, row, source, text, words)
-    for i in _pool(t, rows, papers, cent, weights, sub_of):
+    for i in _pool(t, rows, papers, cent, weights, sub_of, {} if kp_stems is None else kp_stems):
         p = papers[i]
         for source, pos, role, text in _candidates(p):
             words = content_words(text, STOP)
             if len(words) < 4:
                 continue
             stems = _stems(words)
-            cover = min(1.0, sum(w for s, w in weights.items() if s in stems) / total)
+            cover = min(1.0, _weight_of(stems, weights) / total)
             score = W_COVER * cover + W_CENTRAL * cent[i] + W_ROLE * role + _bonus(p)
             cands.append((-score, p.id, pos, i, source, text, words))
     cands.sort(key=lambda c: c[:3])
@@ -310,7 +325,8 @@ def compute_overviews(topics: list[Topic], papers: list[Paper], vectors: np.ndar
     """
     members = topic_members(topics, papers)
     sub_of = {i: p.topic_id for i, p in enumerate(papers)}
-    return {t.id: compute_overview(t, members[t.id], papers, vectors, sub_of if t.level == 0 else None)
+    kp_stems: dict[int, frozenset[str]] = {}
+    return {t.id: compute_overview(t, members[t.id], papers, vectors, sub_of if t.level == 0 else None, kp_stems)
             for t in topics if only is None or t.id in only}
 
 
@@ -364,9 +380,67 @@ def refresh_overviews(topics: list[Topic], papers: list[Paper], vectors: np.ndar
         else:
             todo.add(t.id)
     if todo:
-        sub_of = {i: p.topic_id for i, p in enumerate(papers)}
+        ov = compute_overviews(topics, papers, vectors, only=todo)
         for t in topics:
             if t.id in todo:
-                ov = compute_overview(t, members[t.id], papers, vectors, sub_of if t.level == 0 else None)
-                t.overview, t.overview_papers, t.overview_method = ov.text, ov.papers, METHOD
+                t.overview, t.overview_papers, t.overview_method = ov[t.id].text, ov[t.id].papers, METHOD
     return keys, len(todo)
+
+
+def overview_parts(text: str, cited: list[str]) -> list[tuple[str, int, str | None]]:
+    """An overview cut into its runs of text and its citations, for a page that links each ``[n]``.
+
+    Args:
+        text: the overview (any text; each sentence normally followed by ``[n]``).
+        cited: the cited paper ids (``[n]`` is ``cited[n - 1]``).
+
+    Returns:
+        ``[(text, n, paper id), ...]`` in reading order: a run of text is ``(text, 0, None)``; a citation is
+        ``("[n]", n, id)``, with id None when ``n`` is out of range (shown as plain text). ``[]`` for ``""``.
+    """
+    out: list[tuple[str, int, str | None]] = []
+    pos = 0
+    for m in _CITE.finditer(text or ""):
+        if m.start() > pos:
+            out.append((text[pos:m.start()], 0, None))
+        n = int(m.group(1))
+        out.append((m.group(0), n, cited[n - 1] if 1 <= n <= len(cited) else None))
+        pos = m.end()
+    if pos < len(text or ""):
+        out.append((text[pos:], 0, None))
+    return out
+
+
+def without_paper(text: str, cited: list[str], paper_id: str) -> tuple[str, list[str]]:
+    """An overview with the sentences citing ``paper_id`` left out and the rest renumbered.
+
+    For a paper the reader moved out of a topic: its overview then cites only the topic's own papers until the
+    next build makes it anew.
+
+    Args:
+        text: the overview, each sentence followed by ``[n]``.
+        cited: its cited paper ids (``[n]`` is ``cited[n - 1]``).
+        paper_id: the paper whose sentences go.
+
+    Returns:
+        ``(text, cited)``, unchanged when ``paper_id`` is not cited.
+    """
+    if paper_id not in cited:
+        return text, list(cited)
+    parts = _CITE.split(text)
+    ids: list[str] = []
+    out: list[str] = []
+    for i in range(0, len(parts) - 1, 2):
+        n = int(parts[i + 1])
+        pid = cited[n - 1] if 1 <= n <= len(cited) else None
+        if pid == paper_id:
+            continue
+        if pid is None:
+            out.append(parts[i].strip())
+            continue
+        if pid not in ids:
+            ids.append(pid)
+        out.append(f"{parts[i].strip()} [{ids.index(pid) + 1}]")
+    if parts[-1].strip():
+        out.append(parts[-1].strip())
+    return " ".join(x for x in out if x), ids

@@ -10,7 +10,8 @@ atlas (:func:`rename_topic`, :func:`move_paper`):
   updated, by Hungarian matching when they are refitted), so a rename keyed by id survives them;
 * a move: ``paper_id`` the paper's id, ``field = "topic"``, ``value = {"topic": the sub-topic's id, "was": the
   sub-topic before the reader's first move (or null)}``, ``title`` the paper's title (re-linked by title like the
-  paper's other overrides).
+  paper's other overrides);
+* an overview: ``paper_id = "topic:<id>"``, ``field = "overview"`` (:mod:`.overviews`, where it is written).
 
 The ``was`` values are what a reset (:func:`rename_topic` with ``label=None``, :func:`undo_move`) puts back: a
 rebuild keeps a stored label or placement of an unchanged topic, so without them a reset would not be seen.
@@ -29,6 +30,7 @@ from .. import limits
 from ..model import Paper, Topic
 from .audit import read_table
 from .connection import connect, write_transaction
+from .overviews import _KEY_PREFIX, OVERVIEW_EDIT_METHOD, drop_moved_citations, read_overview_edits, topic_key
 from .userdata import EDIT_METHOD, apply_overrides, get_overrides, relink_user_rows, timestamp
 
 #: The ``field`` of a topic rename.
@@ -37,12 +39,6 @@ LABEL_FIELD = "label"
 TOPIC_FIELD = "topic"
 #: The longest label a reader may give a topic, in characters (generated labels are 1-5 words).
 MAX_TOPIC_LABEL_CHARS = 100
-_KEY_PREFIX = "topic:"
-
-
-def topic_key(topic_id: int) -> str:
-    """The ``overrides.paper_id`` of topic ``topic_id``'s rename, e.g. ``"topic:37"``."""
-    return f"{_KEY_PREFIX}{int(topic_id)}"
 
 
 def _is_int(v: object) -> bool:
@@ -141,18 +137,22 @@ def _count(n: int, what: str) -> str:
 
 
 def apply_topic_edits(papers: Iterable[Paper], topics: list[Topic], renames: dict[int, dict[str, Any]],
-                      moves: dict[str, dict[str, Any]]) -> list[str]:
+                      moves: dict[str, dict[str, Any]],
+                      overviews: dict[int, dict[str, Any]] | None = None) -> list[str]:
     """Put the reader's renames and moves on a build's papers and topics, in place.
 
     A rename sets the topic's label and its ``method`` to :data:`~paperatlas.store.userdata.EDIT_METHOD`; a move
-    files the paper under its sub-topic (:func:`file_under`). An edit whose topic is gone (or is now an area) is
-    not applied; a move of a paper not in ``papers`` is kept for a later build, silently (as TL;DR overrides are).
+    files the paper under its sub-topic (:func:`file_under`); an overview sets the topic's ``overview``,
+    ``overview_papers`` and ``overview_method`` (:data:`~paperatlas.store.overviews.OVERVIEW_EDIT_METHOD`). An
+    edit whose topic is gone (or is now an area) is not applied; a move of a paper not in ``papers`` is kept for a
+    later build, silently (as TL;DR overrides are).
 
     Args:
         papers: The build's papers (their ``topic_id`` already set by the topic model).
         topics: The build's topics (areas and sub-topics).
         renames: As :func:`read_topic_edits` gives them.
         moves: As :func:`read_topic_edits` gives them.
+        overviews: As :func:`~paperatlas.store.overviews.read_overview_edits` gives them (None: none).
 
     Returns:
         One line per kind of edit not applied, for the build's report, e.g. ``"1 topic rename not applied:
@@ -166,6 +166,14 @@ def apply_topic_edits(papers: Iterable[Paper], topics: list[Topic], renames: dic
             lost_renames.append(f"topic {tid} no longer exists")
         else:
             t.label, t.method = v["label"], EDIT_METHOD
+    lost_overviews = []
+    for tid, v in sorted((overviews or {}).items()):
+        t = by_id.get(tid)
+        if t is None:
+            lost_overviews.append(f"topic {tid} no longer exists")
+        else:
+            t.overview, t.overview_papers = v["overview"], list(v.get("papers") or [])
+            t.overview_method = OVERVIEW_EDIT_METHOD
     lost_moves = []
     for p in papers:
         v = moves.get(p.id)
@@ -180,6 +188,9 @@ def apply_topic_edits(papers: Iterable[Paper], topics: list[Topic], renames: dic
     if lost_renames:
         out.append(f"{_count(len(lost_renames), 'topic rename')} not applied: {'; '.join(lost_renames)} "
                    "(kept; `paperatlas edit --topic ID --clear` drops one)")
+    if lost_overviews:
+        out.append(f"{_count(len(lost_overviews), 'topic overview')} not applied: {'; '.join(lost_overviews)} "
+                   "(kept; `paperatlas edit --topic ID --clear` drops one)")
     if lost_moves:
         out.append(f"{_count(len(lost_moves), 'paper move')} not applied: {'; '.join(lost_moves)} "
                    "(kept; `paperatlas edit PAPER --clear` drops one)")
@@ -191,7 +202,7 @@ def apply_reader_edits(con: sqlite3.Connection, papers: list[Paper], topics: lis
 
     Re-links the reader's rows to papers whose id changed (a corrected title,
     :func:`~paperatlas.store.userdata.relink_user_rows`), puts the TL;DR/keyphrase overrides on the papers
-    (:func:`~paperatlas.store.userdata.apply_overrides`), then the topic renames and moves
+    (:func:`~paperatlas.store.userdata.apply_overrides`), then the topic renames, moves and overviews
     (:func:`apply_topic_edits`).
 
     Args:
@@ -203,7 +214,8 @@ def apply_reader_edits(con: sqlite3.Connection, papers: list[Paper], topics: lis
     """
     relink_user_rows(con, [(p.id, p.title) for p in papers])
     apply_overrides(papers, get_overrides(con))
-    report.topic_edits_not_applied = apply_topic_edits(papers, topics, *read_topic_edits(con))
+    report.topic_edits_not_applied = apply_topic_edits(papers, topics, *read_topic_edits(con),
+                                                       read_overview_edits(con))
     report.notes.extend(report.topic_edits_not_applied)
 
 
@@ -345,6 +357,7 @@ def _write_placement(con: sqlite3.Connection, p: Paper, topics: dict[int, Topic]
     con.execute("UPDATE papers SET topic_id = ?, secondary_topic_ids = ?, low_confidence = ? WHERE id = ?",
                 (p.topic_id, json.dumps(p.secondary_topic_ids), int(p.low_confidence), p.id))
     con.executemany("UPDATE topics SET size = ? WHERE id = ?", [(topics[t].size, t) for t in set(changed)])
+    drop_moved_citations(con, p.id)  # the overviews of the topics it left cite only their own papers
 
 
 def _paper(con: sqlite3.Connection, paper_id: str) -> Paper:
