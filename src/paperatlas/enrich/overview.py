@@ -9,7 +9,8 @@ machinery of :mod:`paperatlas.ask`, :func:`paperatlas.text.split_sentences` and
    and a bonus for Oral/Spotlight papers (:data:`STATUS_BONUS`); the best :data:`POOL` are read (for an area, taken
    in turn from each of its sub-topics, so several of them are cited);
 2. **sentences scored**: each paper's TL;DR and abstract sentences (of :data:`MIN_WORDS`..:data:`MAX_WORDS` words,
-   no links) are scored ``W_COVER * coverage + W_CENTRAL * centrality + W_ROLE * role + status bonus``, where
+   no links; an extractive TL;DR only as the whole abstract sentence it was cut from) are scored
+   ``W_COVER * coverage + W_CENTRAL * centrality + W_ROLE * role + status bonus``, where
    *coverage* is the share of the topic's word weight the sentence uses (its label's words, then its c-TF-IDF
    keyphrases' words by rank, words matched by :func:`paperatlas.vocab.stem`; words of every ML paper,
    :data:`paperatlas.vocab.BROAD`, count a fifth) and *role* favours the TL;DR and sentences in the authors' voice
@@ -49,7 +50,7 @@ METHOD = "extractive"
 #: ``Topic.overview_method`` of a reader's own overview (never replaced by a build).
 EDIT_METHOD = "edit"
 #: Part of every :func:`overview_key`: raise it when the method changes, so every stored overview is made again.
-KEY_VERSION = "extractive-1"
+KEY_VERSION = "extractive-3"
 #: Fewest and most sentences of an overview.
 MIN_SENTENCES, MAX_SENTENCES = 2, 4
 #: Two sentences whose content-word sets have a Jaccard index above this are redundant (the value of
@@ -237,7 +238,9 @@ def _candidates(p: Paper) -> list[tuple[str, int, float, str]]:
     if tldr:  # an extractive TL;DR is a sentence cut short ("... approach based."): the whole sentence is read
         words = content_words(tldr, STOP)
         whole = next((s for s in abstract if len(s) >= len(tldr) and words <= content_words(s, STOP)), None)
-        tldr = "" if whole is not None else tldr
+        # and one cut from two sentences ("... and show that Folklore Graph Neural Networks (FGNN).") is not read
+        cut = (p.tldr_method or "").startswith("extractive")
+        tldr = "" if whole is not None or cut else tldr
     fields = [("tldr", tldr)] if tldr else []
     fields += [("abstract", s) for s in abstract]
     out = []
