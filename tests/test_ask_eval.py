@@ -79,12 +79,16 @@ def test_metrics_on_a_hand_made_case():
     assert ans.cited == ["a", "x"] and s["k"] == 2
     assert s["p"] == 0.5 and s["r"] == pytest.approx(1 / 3) and s["rk"] == 0.5  # 1 / min(3 relevant, 2 cited)
     assert s["sents"] == 3 and s["traced"] == 2
+    assert s["pj"] == 0.5  # every paper judged
+    judged = Question("q?", "keyword", "q", {"a", "b", "c"}, judged={"a", "b", "c"})  # x: a paper no list files
+    assert ask_eval.score_answer(ans, judged, paper)["pj"] == 1.0
     miss = ask_eval.score_answer(MethodAnswer([], miss=True), q, paper)
     assert (miss["p"], miss["r"], miss["rk"], miss["miss"]) == (0.0, 0.0, 0.0, True)
     una = ask_eval.score_answer(MethodAnswer([], miss=True), Question("z?", "unanswerable"), paper)
     details = [{"kind": k, "methods": {"m": x}} for k, x in (("keyword", s), ("keyword", miss), ("unanswerable", una))]
     row = next(r for r in ask_eval.summarise(details, ["m"]) if r["kind"] == "all")
     assert row["p"] == 0.25 and row["false_miss"] == 0.5 and row["honest_miss"] == 1.0
+    assert row["pj"] == 0.5  # the miss has no judged citation: left out of Pj
     assert row["traceable"] == pytest.approx(2 / 3) and row["sents"] == 3.0  # misses are not answers
 
 

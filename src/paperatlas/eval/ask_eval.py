@@ -29,7 +29,9 @@ encoder is given):
 
 Metrics (:func:`score_answer`, means over questions): with C = the distinct cited papers (k = |C|) and R = the
 relevant ones, ``P`` = |C ∩ R| / k, ``R`` = |C ∩ R| / |R|, ``Rk`` = |C ∩ R| / min(|R|, k) (recall at the
-answer's length: 1.0 when every citation the answer's length allows is relevant); a miss on an answerable question
+answer's length: 1.0 when every citation the answer's length allows is relevant), ``Pj`` = |C ∩ R| / |C ∩ J|
+with J the list's entries (precision over the citations the gold can judge; an ICLR 2021 paper on the subject is
+never relevant, so a method that cites ICLR papers more loses P without being wrong); a miss on an answerable question
 scores 0 on all three and counts in ``false miss``; ``honest miss`` = the share of unanswerable questions answered
 as a miss (baselines never miss: 0); ``traceable`` = the share of sentences found verbatim (whitespace collapsed)
 in their cited paper's abstract, TL;DR or digest, computed, not assumed; ``sents`` = mean sentences per answer.
@@ -117,12 +119,15 @@ class Question:
         kind: ``"section"``, ``"keyword"`` or ``"unanswerable"``.
         source: the section name or Key Word phrase it was made from (``""`` for an unanswerable one).
         relevant: atlas ids of its relevant papers (empty for an unanswerable one).
+        judged: atlas ids of the papers the gold can judge (every entry of the list; an ICLR paper on the subject
+            is in no list): ``Pj`` is precision over the cited ones among them; empty = every paper is judged.
     """
 
     text: str
     kind: str
     source: str = ""
     relevant: set[str] = field(default_factory=set)
+    judged: set[str] = field(default_factory=set)
 
 
 def _read_seed(path: Path):
@@ -156,6 +161,7 @@ def load_questions(atlas, seed: Path | None = None, min_keyword_papers: int = MI
     """
     papers = _read_seed(seed or resolve_shared(QUESTION_SEED))
     id_of = {title_key(p.title): p.id for p in atlas.papers}
+    judged = {id_of[k] for k in (title_key(p.title) for p in papers) if k in id_of}
     by_section: dict[str, set[str]] = defaultdict(set)
     by_kw: dict[str, set[str]] = defaultdict(set)
     spelling: dict[str, Counter] = defaultdict(Counter)
@@ -171,11 +177,11 @@ def load_questions(atlas, seed: Path | None = None, min_keyword_papers: int = MI
             if key:
                 by_kw[key].add(pid)
                 spelling[key][k.strip().lower()] += 1
-    out = [Question(f"What is known about {s.lower()}?", "section", s, rel) for s, rel in by_section.items()]
+    out = [Question(f"What is known about {s.lower()}?", "section", s, rel, judged) for s, rel in by_section.items()]
     kws = sorted((k for k, rel in by_kw.items() if len(rel) >= min_keyword_papers), key=lambda k: (-len(by_kw[k]), k))
     for k in kws:
         phrase = min(spelling[k].items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        out.append(Question(f"What is known about {phrase}?", "keyword", phrase, by_kw[k]))
+        out.append(Question(f"What is known about {phrase}?", "keyword", phrase, by_kw[k], judged))
     return out + [Question(q, "unanswerable") for q in unanswerable]
 
 
@@ -202,7 +208,8 @@ def score_answer(ans: MethodAnswer, q: Question, by_id: dict) -> dict:
 
     Returns:
         ``kind``, ``miss``, ``sents`` (count), ``traced`` (sentences traceable), ``k`` (cited papers) and, for an
-        answerable question, ``p``, ``r``, ``rk`` in [0, 1] (0 on a miss).
+        answerable question, ``p``, ``r``, ``rk`` in [0, 1] (0 on a miss) and ``pj`` (precision over the cited
+        papers in ``q.judged``; None when it cites none of them).
     """
     row = {"kind": q.kind, "miss": ans.miss, "sents": len(ans.sentences), "k": len(ans.cited),
            "traced": sum(traceable(t, by_id[pid]) for t, pid in ans.sentences if pid in by_id)}
@@ -211,6 +218,8 @@ def score_answer(ans: MethodAnswer, q: Question, by_id: dict) -> dict:
         k = len(ans.cited)
         row.update(p=hits / k if k and not ans.miss else 0.0, r=hits / len(q.relevant) if not ans.miss else 0.0,
                    rk=hits / min(len(q.relevant), k) if k and not ans.miss else 0.0)
+        judged = [c for c in ans.cited if c in q.judged] if q.judged else ans.cited
+        row["pj"] = hits / len(judged) if judged and not ans.miss else None
     return row
 
 
@@ -296,8 +305,8 @@ def summarise(details: list[dict], names: list[str]) -> list[dict]:
 
     Returns:
         Rows for ``section``, ``keyword``, ``answerable`` (both) and ``all`` (answerable + unanswerable), each
-        method: ``kind``, ``method``, ``n`` (questions), ``p``, ``r``, ``rk``, ``false_miss`` (answerable kinds),
-        ``honest_miss`` (``all``: over the unanswerable questions), ``traceable`` (share of all sentences),
+        method: ``kind``, ``method``, ``n`` (questions), ``p``, ``r``, ``rk``, ``pj``, ``false_miss`` (answerable
+        kinds), ``honest_miss`` (``all``: over the unanswerable questions), ``traceable`` (share of all sentences),
         ``sents`` and ``cited`` (means); a metric that does not apply is None.
     """
     groups = {"section": ("section",), "keyword": ("keyword",), "answerable": ("section", "keyword"),
@@ -315,7 +324,8 @@ def summarise(details: list[dict], names: list[str]) -> list[dict]:
             rows.append({
                 "kind": g, "method": name, "n": len(ss),
                 "p": _mean([s["p"] for s in ans]), "r": _mean([s["r"] for s in ans]),
-                "rk": _mean([s["rk"] for s in ans]), "false_miss": _mean([float(s["miss"]) for s in ans]),
+                "rk": _mean([s["rk"] for s in ans]), "pj": _mean([s["pj"] for s in ans if s["pj"] is not None]),
+                "false_miss": _mean([float(s["miss"]) for s in ans]),
                 "honest_miss": _mean([float(s["miss"]) for s in una]),
                 "traceable": sum(s["traced"] for s in ss) / n_sents if n_sents else None,
                 "sents": _mean([s["sents"] for s in ss if not s["miss"]]),
@@ -329,9 +339,9 @@ def _mean(xs: list[float]) -> float | None:
 
 
 COLUMNS = [("kind", "questions", "{}"), ("method", "method", "{}"), ("n", "n", "{}"), ("p", "P", "{:.3f}"),
-           ("r", "R", "{:.3f}"), ("rk", "R@k", "{:.3f}"), ("false_miss", "false miss", "{:.1%}"),
-           ("honest_miss", "honest miss", "{:.1%}"), ("traceable", "traceable", "{:.3f}"),
-           ("sents", "sents", "{:.2f}"), ("cited", "cited", "{:.2f}")]
+           ("r", "R", "{:.3f}"), ("rk", "R@k", "{:.3f}"), ("pj", "Pj", "{:.3f}"),
+           ("false_miss", "false miss", "{:.1%}"), ("honest_miss", "honest miss", "{:.1%}"),
+           ("traceable", "traceable", "{:.3f}"), ("sents", "sents", "{:.2f}"), ("cited", "cited", "{:.2f}")]
 
 
 def format_table(rows: list[dict], columns=COLUMNS) -> str:
@@ -435,9 +445,9 @@ def run(atlas, encode=None, questions: bool = True, overview_sample: int = 0, pr
              f"{kinds['keyword']} keyword (>= {MIN_KEYWORD_PAPERS} entries), {kinds['unanswerable']} unanswerable "
              f"questions; {'question embedded' if encode is not None else 'words only'} ==")
         rows, details = evaluate(atlas, qs, encode, progress("questions", len(qs)) if progress else None)
-        echo("P = cited papers that are relevant / cited; R = / relevant; R@k = / min(relevant, cited); a miss on an "
-             "answerable question scores 0; traceable = sentences verbatim in the cited paper's abstract, TL;DR or "
-             "digest")
+        echo("P = cited papers that are relevant / cited; R = / relevant; R@k = / min(relevant, cited); Pj = / cited "
+             "seed 004 entries (the papers the gold can judge); a miss on an answerable question scores 0 (Pj: left "
+             "out); traceable = sentences verbatim in the cited paper's abstract, TL;DR or digest")
         echo(format_table(rows))
         behind = losses(details)
         if behind:
