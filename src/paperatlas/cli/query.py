@@ -208,8 +208,8 @@ def topics_command(db, terms):
 @click.option("--tldr", default=None, help="Your one-sentence TL;DR for the paper.")
 @click.option("--keyphrases", default=None, help='Your keyphrases, separated by ";", e.g. "a; b; c".')
 @click.option("--topic", "topic_id", type=int, default=None, metavar="ID",
-              help="With PAPER: file it under sub-topic ID. Alone (with --label or --clear): the topic to rename. "
-                   "`paperatlas topics` lists the ids.")
+              help="With PAPER: file it under sub-topic ID. Alone (with --label, --overview or --clear): the topic "
+                   "to edit. `paperatlas topics` lists the ids.")
 @click.option("--label", default=None, help="With --topic ID and no PAPER: the topic's new label (area or sub-topic).")
 @click.option("--overview", default=None,
               help="With --topic ID and no PAPER: your overview of the topic, replacing the computed one (its [n] "
