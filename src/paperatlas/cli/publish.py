@@ -85,7 +85,8 @@ def _publish(atlas, fmt: str, output: str, title: str, list_name: str | None) ->
             if notes[p.id]:
                 p.extra["note"] = notes[p.id]
     rel = {p.id: [r.paper.id for r in run_related(atlas, p, k=5)] for p in papers} if fmt in USES_RELATED else {}
-    out = run_publish(fmt, papers, list(atlas.topics.values()), rel, output, title=title)
+    cited = atlas.papers if papers is not atlas.papers else None  # a list's overviews cite the whole atlas's papers
+    out = run_publish(fmt, papers, list(atlas.topics.values()), rel, output, title=title, cited=cited)
     extra = ""
     if fmt == "site":
         from ..publish.site import first_load_bytes

@@ -136,8 +136,12 @@ def check_output(fmt: str, path: str | Path, atlas: str | Path | None = None) ->
         check_file_output(path, protect)
 
 
+#: The text formats whose topic overviews cite papers by ``[n]``: they take the papers an overview may cite.
+CITES_OVERVIEWS = frozenset({"topics-md", "awesome-md", "highlights-md", "highlights-html"})
+
+
 def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
-           title: str = "") -> str:
+           title: str = "", cited: Iterable[Paper] | None = None) -> str:
     """Render ``papers`` in format ``fmt`` and return the text.
 
     Only text formats (:data:`FORMATS`) render; a directory format is written by :func:`publish`.
@@ -148,6 +152,8 @@ def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: 
         topics: The atlas's topics (labels, sections): a list, or a dict ``{id: Topic}``.
         related: Paper id -> ids of related papers (``None`` for none).
         title: Document title where the format has one (awesome-md, map), else ignored.
+        cited: The papers a topic overview may cite beyond ``papers`` (the whole atlas's, when ``papers`` is a
+            reading list), for the formats of :data:`CITES_OVERVIEWS`; ignored by the others. None for ``papers``.
 
     Returns:
         The rendered text.
@@ -162,11 +168,13 @@ def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: 
         raise ValueError(f"unknown publish format {fmt!r}; known formats: {', '.join(sorted(FORMATS))}") from None
     if isinstance(topics, dict):  # an atlas's ``{id: Topic}`` map
         topics = topics.values()
+    if fmt in CITES_OVERVIEWS and cited is not None:
+        return renderer(list(papers), list(topics), dict(related or {}), title, cited=cited)
     return renderer(list(papers), list(topics), dict(related or {}), title)
 
 
 def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, list[str]] | None,
-            path: str | Path, title: str = "") -> Path:
+            path: str | Path, title: str = "", cited: Iterable[Paper] | None = None) -> Path:
     """Publish ``papers`` in format ``fmt`` at ``path``.
 
     A text format is rendered whole first (:func:`render`), then written as UTF-8 atomically
@@ -179,6 +187,7 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
         related: Paper id -> ids of related papers (``None`` for none).
         path: The file to write (the folder, for a directory format).
         title: Document title where the format has one, else ignored.
+        cited: As for :func:`render`.
 
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
@@ -194,7 +203,7 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
         topics = topics.values() if isinstance(topics, dict) else topics
         return DIRECTORY_FORMATS[fmt](list(papers), list(topics), dict(related or {}), path, title)
     check_file_output(path)  # before the rendering, which may take a while
-    return write_text_atomic(path, render(fmt, papers, topics, related, title=title))
+    return write_text_atomic(path, render(fmt, papers, topics, related, title=title, cited=cited))
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
