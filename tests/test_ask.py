@@ -1,4 +1,5 @@
-"""``paperatlas ask``: extractive, cited answers from the 60-paper ICLR 2021 sample atlas, and the honest miss."""
+"""``paperatlas ask``: extractive, cited answers from the 60-paper ICLR 2021 sample atlas, the honest miss, the order
+the sentences are read in, and the question cap."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from click.testing import CliRunner
 from paperatlas.ask import (
     MAX_QUESTION_CHARS,
     REDUNDANCY_MAX_JACCARD,
+    ROLES,
     QuestionTooLong,
     ask,
+    background_places,
     content_words,
     jaccard,
+    reading_order,
+    sentence_role,
 )
 from paperatlas.cli import main
 from paperatlas.store import Atlas
@@ -92,3 +97,80 @@ def test_cli_prints_paragraph_and_cited_papers(sample_atlas):
     assert miss.exit_code == 0 and "Nearest topics:" in miss.output and "[1]" not in miss.output
     js = CliRunner().invoke(main, ["ask", QUESTIONS[1], "--db", str(sample_atlas), "--json", "--no-meaning"])
     assert json.loads(js.output)["papers"]
+
+
+# ------------------------------------------------------------------------------------------ reading order
+
+
+def _fields(paper):
+    return ([("tldr", paper.tldr)] if paper.tldr else []) + [("abstract", s) for s in split_sentences(paper.abstract)]
+
+
+def _paper(atlas, title_start):
+    return next(p for p in atlas.papers if p.title.startswith(title_start))
+
+
+def _role_of(atlas, s):
+    fields = _fields(atlas.by_id[s.paper_id])
+    place = next(i for i, (src, text) in enumerate(fields) if text == s.text and src == s.source)
+    return sentence_role(s.text, s.source, background=place < background_places(fields))
+
+
+def test_sentence_roles_on_real_abstracts(atlas):
+    mapping = _fields(_paper(atlas, "On the mapping between Hopfield networks"))
+    start = background_places(mapping)
+    roles = {text.split(",")[0][:40]: sentence_role(text, src, i < start) for i, (src, text) in enumerate(mapping)}
+    assert roles["Hopfield networks (HNs) and Restricted B"] == "defines"  # "... are two important models ..."
+    assert roles["Recently"] == "defines"  # background: opens the abstract, before "We present here"
+    assert roles["We present here an exact mapping in the "] == "introduces"
+    assert roles["Specifically"] == "finds"  # "we show that any HN ... can be transformed into an RBM"
+    cl = _fields(_paper(atlas, "Generalized Variational Continual Learning"))
+    assert sentence_role(cl[0][1], "tldr") == "defines"  # "Continual learning deals with training models on ..."
+    atla = _fields(_paper(atlas, "Robust Reinforcement Learning on State Observations"))
+    assert sentence_role(atla[0][1], "tldr") == "introduces"  # "We propose a framework of alternating training ..."
+    empirical = next(t for _s, t in atla if t.startswith("Empirical evaluations"))
+    assert sentence_role(empirical, "abstract") == "finds"  # "... ATLA achieves state-of-the-art performance ..."
+
+
+def test_reading_order_puts_introduction_before_finding_of_a_paper(atlas):
+    atla = _fields(_paper(atlas, "Robust Reinforcement Learning on State Observations"))
+    finding = next(i for i, (_s, t) in enumerate(atla) if t.startswith("For DRL settings"))  # an attack it finds
+    intro = next(i for i, (_s, t) in enumerate(atla) if t.startswith("To enhance the robustness"))  # we propose ATLA
+    assert finding < intro
+    items = [(0, finding, sentence_role(atla[finding][1], "abstract")), (0, intro, "introduces"),
+             (1, 2, "introduces"), (1, 0, "finds")]
+    assert reading_order(items) == [1, 0, 2, 3]
+    # a paper ranked lower that defines the subject goes first; each paper's sentences stay together
+    items = [(0, 1, "introduces"), (0, 3, "finds"), (1, 4, "method"), (1, 0, "defines")]
+    assert reading_order(items, ["a", "b", "c", "d"]) == ["d", "c", "a", "b"]
+
+
+@pytest.mark.parametrize("meaning", [False, True], ids=["words", "meaning"])
+def test_answer_reads_as_a_paragraph(atlas, encode, meaning):
+    ans = ask(atlas, "what are Hopfield networks", encode=encode if meaning else None)
+    # the search ranks "Hopfield Networks is All You Need" first, but the other paper says what Hopfield networks are
+    assert ans.sentences[0].text.startswith("Hopfield networks (HNs) and Restricted Boltzmann Machines (RBMs) are two")
+    assert ans.papers[0].title.startswith("On the mapping between Hopfield networks")
+    for q in [*QUESTIONS, "what is continual learning"]:
+        ans = ask(atlas, q, encode=encode if meaning else None)
+        assert [(s.text, s.cite) for s in ask(atlas, q, encode=encode if meaning else None).sentences] == \
+            [(s.text, s.cite) for s in ans.sentences]  # deterministic
+        cites = [s.cite for s in ans.sentences]
+        assert cites == sorted(cites), q  # a paper's sentences together, papers numbered in reading order
+        for c in set(cites):
+            roles = [ROLES.index(_role_of(atlas, s)) for s in ans.sentences if s.cite == c]
+            assert roles == sorted(roles), (q, c)
+
+
+def test_question_cap_is_one_of_the_limits():
+    from paperatlas import limits
+
+    assert MAX_QUESTION_CHARS is limits.MAX_QUESTION_CHARS and QuestionTooLong is limits.QuestionTooLong
+    assert issubclass(QuestionTooLong, limits.LimitExceeded)
+    assert limits.check_question("  why?  ") == "why?"
+    assert limits.check_question(" " + "w" * MAX_QUESTION_CHARS + " ") == "w" * MAX_QUESTION_CHARS
+    with pytest.raises(QuestionTooLong) as ei:
+        limits.check_question("w" * (MAX_QUESTION_CHARS + 1))
+    assert ei.value.field == "question" and ei.value.limit == MAX_QUESTION_CHARS
+    with pytest.raises(limits.LimitExceeded, match="not a text"):
+        limits.check_question(None)

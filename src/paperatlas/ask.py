@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from .limits import MAX_QUESTION_CHARS, QuestionTooLong, check_question
+from .llm.answer import Dropped, Excerpt, Source, rewrite_answer
+from .llm.backends import ChatBackend
 from .search import search_results
 from .search.filters import Filters
 from .search.terms import query_terms, query_words, searched_terms
@@ -41,8 +44,6 @@ from .text import split_sentences
 from .topics import topic_centroids
 from .vocab import STOP
 
-#: Longest question, in characters (a question is a search query; a few sentences at most).
-MAX_QUESTION_CHARS = 1_000
 #: How many of the search's hits are read for sentences.
 POOL = 15
 #: Most sentences embedded for one question (the best by word overlap and paper rank); MiniLM on CPU takes
@@ -69,10 +70,6 @@ N_TOPICS = 3
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 
 
-class QuestionTooLong(ValueError):
-    """A question longer than :data:`MAX_QUESTION_CHARS` characters; the message is the one line to show."""
-
-
 @dataclass
 class AnswerSentence:
     """One sentence of an answer.
@@ -81,8 +78,13 @@ class AnswerSentence:
         text: the sentence, verbatim from its source field.
         cite: the 1-based number of its paper in :attr:`Answer.papers`.
         paper_id: its paper's id.
-        source: ``"tldr"`` or ``"abstract"``: the field it was copied from.
-        score: its score for the question (0..1, see the module docstring).
+        source: ``"tldr"`` or ``"abstract"``: the field it was copied from; ``"model"`` for a sentence a generative
+            backend wrote.
+        score: its score for the question (0..1, see the module docstring); for a written sentence, the score of the
+            extractive sentence it rewrites.
+        written: True when a generative backend wrote it (it passed :func:`paperatlas.llm.answer.support` against
+            its cited paper); False for a sentence copied verbatim.
+        rewrites: for a written sentence, the extractive sentence it took the place of (``""`` otherwise).
     """
 
     text: str
@@ -90,6 +92,8 @@ class AnswerSentence:
     paper_id: str
     source: str
     score: float
+    written: bool = False
+    rewrites: str = ""
 
 
 @dataclass
@@ -133,6 +137,12 @@ class Answer:
         miss: True when the atlas does not address the question.
         message: on a miss, one line saying so (e.g. the search's ``No paper mentions “grokking”…``).
         nearest_topics: on a miss, the topics nearest to the question, nearest first.
+        written_by: the generative backend's ``method`` (e.g. ``openai:qwen2.5:0.5b@http://…/v1``) when one was
+            asked to rewrite the answer, else ``""``; the sentences it wrote have ``written`` set.
+        dropped: the sentences the backend wrote that the support check refused (text, the ``cite`` it gave, 0 for
+            none, and the reason), in the model's order; the extractive sentence stayed in their place.
+        note: one line when the backend failed or none of its sentences was kept (the answer is then extractive),
+            else ``""``.
     """
 
     question: str
@@ -141,6 +151,9 @@ class Answer:
     miss: bool = False
     message: str = ""
     nearest_topics: list[NearTopic] = field(default_factory=list)
+    written_by: str = ""
+    dropped: list[Dropped] = field(default_factory=list)
+    note: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The answer as a JSON-ready dict (the fields above; the sentences, papers and topics as dicts)."""
@@ -174,22 +187,12 @@ def _uses(words: set[str], term: str) -> bool:
     return term in words or (len(stem) >= 4 and any(w.startswith(stem) for w in words))
 
 
-def check_question(question: str) -> str:
-    """The question, stripped, when it is at most :data:`MAX_QUESTION_CHARS` characters long.
-
-    Raises:
-        QuestionTooLong: it is longer.
-    """
-    q = question.strip()
-    if len(q) > MAX_QUESTION_CHARS:
-        raise QuestionTooLong(f"the question is longer than {MAX_QUESTION_CHARS:,} characters ({len(q):,}); "
-                              f"ask it in fewer words")
-    return q
-
-
 def ask(atlas: Atlas, question: str, filters: Filters | None = None,
-        encode: Callable[[list[str]], np.ndarray] | None = None) -> Answer:
+        encode: Callable[[list[str]], np.ndarray] | None = None, backend: ChatBackend | None = None) -> Answer:
     """Answer ``question`` with 2-5 cited sentences from the atlas's papers, or an honest miss.
+
+    With a generative ``backend`` the extractive answer is then rewritten by the model and each written sentence
+    kept only when its cited paper supports it (:func:`rewrite`).
 
     Args:
         atlas: the atlas.
@@ -198,6 +201,8 @@ def ask(atlas: Atlas, question: str, filters: Filters | None = None,
         encode: maps texts to ``(n, dim)`` float32 L2-normalised rows with the atlas's embedding model
             (:func:`paperatlas.enrich.query_embed.query_embedder`'s ``encode``); without it, the search has no
             meaning tier and sentences are scored by their words and paper rank only.
+        backend: a generative backend (:func:`paperatlas.llm.backends.make_backend`), or None for the extractive
+            answer; a backend failure leaves the extractive answer with a :attr:`Answer.note`.
 
     Returns:
         The answer (see :class:`Answer`).
@@ -237,11 +242,14 @@ def ask(atlas: Atlas, question: str, filters: Filters | None = None,
     idf = {t.word: t.idf for t in terms}
     total_idf = sum(idf.values()) or 1.0
     cands = []  # (rank, position, source, text, words, overlap)
+    roles: dict[tuple[int, int], str] = {}
     for rank, h in enumerate(hits):
         p = h.paper
         fields = [("tldr", p.tldr)] if p.tldr else []
         fields += [("abstract", s) for s in split_sentences(p.abstract)]
+        first_self = background_places(fields)
         for pos, (source, text) in enumerate(fields):
+            roles[rank, pos] = sentence_role(text, source, background=pos < first_self)
             words = content_words(text)
             if len(words) < 3:
                 continue
@@ -262,7 +270,7 @@ def ask(atlas: Atlas, question: str, filters: Filters | None = None,
     if len(chosen) < MIN_SENTENCES:  # fill from the rest, still without redundancy
         rest = [i for i in range(len(cands)) if i not in chosen and cands[i][0] in {cands[j][0] for j in chosen}]
         chosen = _pick(rest, cands, score, sv, chosen)
-    chosen.sort(key=lambda i: (cands[i][0], cands[i][1]))
+    chosen = reading_order([(cands[i][0], cands[i][1], roles[cands[i][0], cands[i][1]]) for i in chosen], chosen)
     ans = Answer(q)
     cite_of: dict[int, int] = {}
     for i in chosen:
@@ -273,7 +281,139 @@ def ask(atlas: Atlas, question: str, filters: Filters | None = None,
             ans.papers.append(CitedPaper(cite_of[rank], p.id, p.title, list(p.authors), p.status, p.paper_url))
         pid = hits[rank].paper.id
         ans.sentences.append(AnswerSentence(text, cite_of[rank], pid, source, round(float(score[i]), 4)))
-    return ans
+    return rewrite(atlas, ans, backend, encode) if backend is not None else ans
+
+
+def rewrite(atlas: Atlas, ans: Answer, backend: ChatBackend,
+            encode: Callable[[list[str]], np.ndarray] | None = None) -> Answer:
+    """``ans`` rewritten by a generative backend, sentence by sentence checked (:mod:`paperatlas.llm.answer`).
+
+    The model sees the question, the answer's sentences with their ``[n]`` and the cited papers' titles, TL;DRs and
+    abstracts. A written sentence stays only when the paper it cites supports it (numbers, content words and, with
+    ``encode``, MiniLM cosine); otherwise the extractive sentence it rewrites stays. The cited papers are then
+    renumbered in order of first citation (a paper no longer cited is left out).
+
+    Args:
+        atlas: the atlas the answer came from.
+        ans: an extractive answer (a miss is returned as it is).
+        backend: the generative backend.
+        encode: the MiniLM encoder, or None for the word checks only.
+
+    Returns:
+        A new :class:`Answer` with ``written_by``, ``dropped`` and ``note`` set; on a backend failure the
+        extractive sentences with a ``note``.
+    """
+    if ans.miss or not ans.sentences:
+        return ans
+    by_cite = {c.cite: c for c in ans.papers}
+    sources = []
+    for c in ans.papers:
+        p = atlas.by_id[c.id]
+        sources.append(Source(c.cite, p.title, p.abstract or "", p.tldr or ""))
+    res = rewrite_answer(backend, ans.question, [Excerpt(s.text, s.cite) for s in ans.sentences], sources, encode)
+    out = Answer(ans.question, written_by=res.method, dropped=res.dropped, note=res.note)
+    renumber: dict[int, int] = {}
+    for w in res.sentences:
+        if w.cite not in renumber:
+            renumber[w.cite] = len(renumber) + 1
+            c = by_cite[w.cite]
+            out.papers.append(CitedPaper(renumber[w.cite], c.id, c.title, list(c.authors), c.status, c.url))
+        orig = ans.sentences[w.origin]
+        if w.written:
+            out.sentences.append(AnswerSentence(w.text, renumber[w.cite], by_cite[w.cite].id, "model", orig.score,
+                                                written=True, rewrites=orig.text))
+        else:
+            out.sentences.append(AnswerSentence(orig.text, renumber[w.cite], orig.paper_id, orig.source, orig.score))
+    for d in out.dropped:  # the [n] a dropped sentence gave, in the new numbering (0 when no longer cited)
+        d.cite = renumber.get(d.cite, 0) if d.cite in by_cite else d.cite
+    return out
+
+
+#: A general statement of what something is (a definition), not about the paper.
+_DEFINES = re.compile(r"^(?!(?:we|our|this|these|those|it|its|they|in|here|to|however|but|for|by|using|with|"
+                      r"unlike|finally|moreover|further|furthermore|then|thus|also)\b)[^,;:()]{2,80}?\b(?:(?:is|are)\s+"
+                      r"(?:a|an|the|one|two|ones|often|typically|widely|commonly|usually|increasingly|known|defined|"
+                      r"called|used|becoming|\w+ly\s+(?:used|known))|states?|refers? to|deals? with)\b", re.I)
+#: The paper speaks of itself: "we", "our", "this paper", "here".
+_SELF = re.compile(r"\b(?:we|our|us|this (?:paper|work|study|article))\b|^(?:here|in this)\b", re.I)
+_INTRODUCES = re.compile(r"^(?:in this (?:paper|work)|here\b)|\b(?:we|this (?:paper|work))\s+(?:\w+ly\s+)?"
+                         r"(?:propose|introduce|present|develop|describe|study|investigate|consider|explore|address|"
+                         r"formulate|design|define|tackle|focus|offer|provide)\w*\b", re.I)
+_FINDS = re.compile(r"\b(?:we (?:\w+ly )?(?:show|find|found|demonstrate|observe|prove|achieve|obtain|report|"
+                    r"confirm|verify|evaluate)\w*|results?|outperform\w*|state[- ]of[- ]the[- ]art|experiments?|"
+                    r"empirical(?:ly)?|achiev\w+|speed-?ups?|significantly|surpass\w*|better than)\b|\d", re.I)
+#: Reading roles, in the order they come: background/definition, introduction, method/other, finding.
+ROLES = ("defines", "introduces", "method", "finds")
+
+
+def sentence_role(text: str, source: str, background: bool = False) -> str:
+    """Where a sentence belongs in a paragraph: one of :data:`ROLES`.
+
+    A sentence that does not speak of the paper (no "we", "our", "this paper") and states what something is (``X is
+    a …``, ``X states that …``, ``X deals with …``) defines. Otherwise a TL;DR introduces its paper, and so does a
+    sentence introducing the paper's contribution (``We propose/introduce/present/study …``, ``In this paper …``);
+    a sentence not speaking of the paper that opens the abstract (``background``: it comes before the abstract's
+    first sentence speaking of the paper, as abstracts open with their field's context) gives background (also
+    ``"defines"``). Of the rest, one stating a result (``we show``, ``outperforms``, ``state-of-the-art``,
+    experiments, numbers) finds, and the others describe the method.
+
+    Args:
+        text: the sentence.
+        source: ``"tldr"`` or ``"abstract"``.
+        background: the sentence precedes its abstract's first sentence speaking of the paper.
+
+    Returns:
+        ``"defines"``, ``"introduces"``, ``"method"`` or ``"finds"``.
+    """
+    if not _SELF.search(text) and _DEFINES.search(text):
+        return "defines"
+    if source == "tldr" or _INTRODUCES.search(text):
+        return "introduces"
+    if not _SELF.search(text) and background:
+        return "defines"
+    return "finds" if _FINDS.search(text) else "method"
+
+
+def background_places(fields: list[tuple[str, str]]) -> int:
+    """The place of the first field speaking of the paper (:func:`sentence_role`'s ``background`` boundary).
+
+    Args:
+        fields: a paper's ``(source, text)`` fields in order (the TL;DR, then the abstract's sentences).
+
+    Returns:
+        The index of the first abstract sentence that says "we"/"our"/"this paper" or introduces the paper;
+        ``len(fields)`` when none does.
+    """
+    for i, (source, text) in enumerate(fields):
+        if source != "tldr" and (_SELF.search(text) or _INTRODUCES.search(text)):
+            return i
+    return len(fields)
+
+
+def reading_order(items: list[tuple[int, int, str]], keys: list | None = None) -> list:
+    """Order an answer's sentences to read as a paragraph.
+
+    A paper's sentences stay together. Papers with a sentence that defines or gives background (role
+    ``"defines"``) come first, then the others, each group in rank order; a paper's sentences are ordered
+    background, introduction, method, finding (see :func:`sentence_role`), then by their place in the paper.
+    Deterministic: ties break on rank and place.
+
+    Args:
+        items: one ``(paper rank, place in the paper, role)`` per sentence (place 0 = the TL;DR when the paper has
+            one, then the abstract's sentences in order; role one of :data:`ROLES`).
+        keys: what to return for each item (default: the items' indices).
+
+    Returns:
+        ``keys`` (or indices) in reading order.
+    """
+    keys = list(range(len(items))) if keys is None else keys
+    defining = {rank for rank, _place, role in items if role == ROLES[0]}
+
+    def key(i: int) -> tuple:
+        rank, place, role = items[i]
+        return (rank not in defining, rank, ROLES.index(role), place)
+
+    return [keys[i] for i in sorted(range(len(items)), key=key)]
 
 
 def _closeness(atlas: Atlas, res, qv: np.ndarray | None, k: int = 5) -> float:
@@ -312,3 +452,8 @@ def _miss(atlas: Atlas, q: str, qv: np.ndarray | None, message: str) -> Answer:
         near = sorted(subs, key=lambda t: -len(words & content_words(" ".join([t.label, *t.keyphrases]))))
     return Answer(q, miss=True, message=message,
                   nearest_topics=[NearTopic(t.id, t.label, t.size) for t in near[:N_TOPICS]])
+
+
+__all__ = ["MAX_QUESTION_CHARS", "ROLES", "Answer", "AnswerSentence", "CitedPaper", "Dropped", "NearTopic",
+           "QuestionTooLong", "ask", "background_places", "check_question", "content_words", "jaccard", "reading_order",
+           "rewrite", "sentence_role"]

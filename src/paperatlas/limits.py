@@ -23,6 +23,7 @@ title                              1,000 characters    (cut at ingest, as before
 abstract, digest                   20,000 characters   the longest abstract in the seeds is under 5,000
 paper id (in an export)            100 characters      10 hex digits
 JSON nesting of an export file     20 levels           an export nests 4 levels deep
+question (``ask``, ``/api/ask``)   1,000 characters    a question is a search query: a few sentences at most
 =================================  ==================  ==============================================================
 
 Each ``check_*`` function returns the value (normalised where it says so) or raises :class:`LimitExceeded`, a
@@ -61,6 +62,9 @@ MAX_ABSTRACT_CHARS = 20_000
 MAX_ID_CHARS = 100
 #: Deepest nesting of arrays and objects in an export file.
 MAX_JSON_DEPTH = 20
+#: Longest question to ``paperatlas ask`` and the web's ``/api/ask``, in characters, once stripped (a question is a
+#: search query of a few sentences at most).
+MAX_QUESTION_CHARS = 1_000
 
 
 class LimitExceeded(ValueError):
@@ -80,6 +84,46 @@ class LimitExceeded(ValueError):
         super().__init__(message)
         self.field = field
         self.limit = limit
+
+
+class QuestionTooLong(LimitExceeded):
+    """A question longer than :data:`MAX_QUESTION_CHARS` characters (a :class:`LimitExceeded`, so a ValueError).
+
+    Args:
+        n: The question's length in characters (stripped).
+
+    Attributes:
+        n: As given.
+    """
+
+    def __init__(self, n: int):
+        super().__init__(f"the question is longer than {MAX_QUESTION_CHARS:,} characters ({n:,}); ask it in fewer "
+                         f"words", "question", MAX_QUESTION_CHARS)
+        self.n = n
+
+
+def check_question(question: str) -> str:
+    """The question, stripped, when it is at most :data:`MAX_QUESTION_CHARS` characters long.
+
+    The one check of ``paperatlas ask`` and the web's ``/api/ask`` (which answers it with a 400/422 and the
+    message).
+
+    Args:
+        question: The question as typed (may be empty: the caller says whether that is allowed).
+
+    Returns:
+        ``question.strip()``.
+
+    Raises:
+        QuestionTooLong: It is longer.
+        LimitExceeded: It is not a text.
+    """
+    if not isinstance(question, str):
+        raise LimitExceeded(f"the question is {_short(question)}, not a text", "question", MAX_QUESTION_CHARS)
+    q = question.strip()
+    if len(q) > MAX_QUESTION_CHARS:
+        raise QuestionTooLong(len(q))
+    return q
 
 
 def _subject(field: str, paper: str | None) -> str:

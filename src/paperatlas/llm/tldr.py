@@ -127,6 +127,47 @@ def _content_words(text: str) -> list[str]:
     return out
 
 
+def unsupported_numbers(text: str, source: str) -> list[str]:
+    """The numbers of ``text`` that ``source`` does not state, normalised and sorted.
+
+    ``10%`` = ``10 %`` = ``10 percent`` and ``1,000`` = ``1000``; a bare ``10`` is also found in ``10%``.
+
+    Args:
+        text: the generated text.
+        source: the text it must be true to (title, abstract, TL;DR).
+
+    Returns:
+        The unsupported numbers, e.g. ``["12%", "1000"]``; empty when every number is in ``source``.
+    """
+    src_nums = _numbers(source)
+    return sorted(n for n in _numbers(text) if n not in src_nums and not (not n.endswith("%") and n + "%" in src_nums))
+
+
+def word_support(text: str, source: str, exempt: frozenset[str] = FRAMING_WORDS) -> tuple[float | None, list[str]]:
+    """The share of the content words of ``text`` that ``source`` uses, and the words it does not.
+
+    Words are content words (stop words, digits and 1-2 letter words removed, hyphenated words split) compared
+    after :func:`norm_word` and a light suffix strip (``proposes``/``proposed``, ``train``/``training``);
+    ``exempt`` words (and their inflections) are not counted.
+
+    Args:
+        text: the generated text.
+        source: the text it must be true to.
+        exempt: words ``text`` may use freely (default :data:`FRAMING_WORDS`).
+
+    Returns:
+        ``(share, missing)``: share in 0..1, or None when ``text`` has no counted word; ``missing`` in the
+        original form and order of ``text``.
+    """
+    src_stems = {_stem(w) for w in _content_words(source)} | {norm_word(w) for w in _content_words(source)}
+    skip = {_stem(f) for f in exempt}
+    words = [w for w in _content_words(text) if _stem(w) not in skip]
+    if not words:
+        return None, []
+    missing = [w for w in words if _stem(w) not in src_stems and norm_word(w) not in src_stems]
+    return 1 - len(missing) / len(words), missing
+
+
 def supported(tldr: str, abstract: str, title: str = "") -> tuple[bool, str]:
     """Check that ``tldr`` is a faithful one-sentence TL;DR of the paper.
 
@@ -156,17 +197,12 @@ def supported(tldr: str, abstract: str, title: str = "") -> tuple[bool, str]:
     if len(split_sentences(t)) > 1:
         return False, "more than one sentence"
     source = f"{title}\n{abstract}"
-    src_nums = _numbers(source)
-    bad_nums = sorted(n for n in _numbers(t) if n not in src_nums and not (not n.endswith("%") and n + "%" in src_nums))
+    bad_nums = unsupported_numbers(t, source)
     if bad_nums:
         return False, "numbers not in abstract: " + ", ".join(bad_nums)
-    src_stems = {_stem(w) for w in _content_words(source)} | {norm_word(w) for w in _content_words(source)}
-    framing = {_stem(f) for f in FRAMING_WORDS}
-    words = [w for w in _content_words(t) if _stem(w) not in framing]
-    if not words:
+    share, missing = word_support(t, source)
+    if share is None:
         return False, "no content words"
-    missing = [w for w in words if _stem(w) not in src_stems and norm_word(w) not in src_stems]
-    share = 1 - len(missing) / len(words)
     if share < MIN_SUPPORT:
         uniq = list(dict.fromkeys(w.lower() for w in missing))
         return False, f"words not in abstract ({share:.0%} supported): " + ", ".join(uniq)
@@ -310,4 +346,4 @@ def backend_summarizer(backend: ChatBackend) -> BackendSummarizer:
 
 
 __all__ = ["BackendSummarizer", "backend_summarizer", "clean_answer", "generate", "generate_tldr", "messages_for",
-           "supported"]
+           "supported", "unsupported_numbers", "word_support"]
