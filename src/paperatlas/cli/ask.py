@@ -121,7 +121,7 @@ def _footer(ans, verbose: bool) -> None:
                    + (":" if verbose else "; --verbose lists them"))
         if verbose:
             for d in ans.dropped:
-                cite = f" [{d.cite}]" if d.cite else ""
+                cite = f" [{d.cite}]" if d.cite else f" [paper {d.paper_id}]" if d.paper_id else ""
                 click.echo(textwrap.fill(f"- {d.text}{cite} ({d.reason})", 100, subsequent_indent="  "))
     if ans.note:
         click.echo(f"note: {ans.note}")

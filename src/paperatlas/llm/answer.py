@@ -42,10 +42,13 @@ MIN_COSINE = 0.55
 MAX_WRITTEN = 6
 #: Longest written sentence, in words (a longer one is dropped: it is several claims run together).
 MAX_SENTENCE_WORDS = 60
-#: Each abstract is cut to this many characters in the prompt (5 papers fit SmolLM2's 2,048-token context).
+#: Each abstract is cut to this many characters in the prompt ...
 MAX_ABSTRACT_CHARS = 1_200
+#: ... and all of them together to this many (~900 tokens), so that the prompt and the answer fit SmolLM2's
+#: 2,048-token context.
+MAX_ABSTRACTS_CHARS = 3_200
 #: Most tokens the model may write.
-MAX_TOKENS = 400
+MAX_TOKENS = 320
 #: Words a written sentence may use without its source using them: framing words and the connectives of a paragraph.
 ANSWER_EXEMPT = FRAMING_WORDS | frozenset(
     "also another other others similarly however moreover furthermore additionally addition instead whereas "
@@ -114,11 +117,20 @@ class Written:
 
 @dataclass
 class Dropped:
-    """A sentence the model wrote and the check refused: its ``text``, the ``cite`` it gave (0: none) and ``reason``."""
+    """A sentence the model wrote and the check refused.
+
+    Attributes:
+        text: the sentence, without its ``[n]``.
+        cite: the ``[n]`` it gave (0: none).
+        reason: why it was refused, e.g. ``"numbers not in the cited paper: 37%"``.
+        paper_id: the id of the paper it cited when that paper is one of the answer's (set by
+            :func:`paperatlas.ask.rewrite`), else ``""``.
+    """
 
     text: str
     cite: int
     reason: str
+    paper_id: str = ""
 
 
 @dataclass
@@ -152,16 +164,18 @@ def answer_messages(question: str, excerpts: list[Excerpt], sources: list[Source
     Args:
         question: the question.
         excerpts: the extractive answer's sentences, in order.
-        sources: the cited papers (each abstract cut to :data:`MAX_ABSTRACT_CHARS` characters).
+        sources: the cited papers (each abstract cut to :data:`MAX_ABSTRACT_CHARS` characters, all of them to
+            :data:`MAX_ABSTRACTS_CHARS`).
 
     Returns:
         OpenAI-style chat messages.
     """
     papers = []
+    cap = min(MAX_ABSTRACT_CHARS, MAX_ABSTRACTS_CHARS // max(1, len(sources)))
     for s in sources:
         abstract = " ".join(s.abstract.split())
-        if len(abstract) > MAX_ABSTRACT_CHARS:
-            abstract = abstract[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0] + " …"
+        if len(abstract) > cap:
+            abstract = abstract[:cap].rsplit(" ", 1)[0] + " …"
         papers.append(f"[{s.cite}] {s.title.strip()}\n" + (f"TL;DR: {s.tldr.strip()}\n" if s.tldr else "")
                       + f"Abstract: {abstract}")
     lines = "\n".join(f"{e.text} [{e.cite}]" for e in excerpts)
@@ -292,8 +306,10 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
 
     Each written sentence's origin is the excerpt closest to it (by MiniLM cosine when ``encode`` is given, else by
     the Jaccard index of their word stems), whatever paper it cites. A kept sentence takes the place of its origin;
-    a dropped one is replaced by its origin (once). When fewer than two sentences result, the excerpts not yet used
-    follow in their order. Backend errors are not raised: the extractive answer comes back with a ``note``.
+    a dropped one is replaced by its origin (once, and not when a kept sentence rewrites that origin). A sentence
+    repeating an earlier one word for word is skipped (small models loop). At most :data:`MAX_WRITTEN` sentences
+    are kept; when fewer than two result, the excerpts not yet used follow in their order. Backend errors are not
+    raised: the extractive answer comes back with a ``note``.
 
     Args:
         backend: the generative backend.
@@ -323,19 +339,20 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
             sents = s.sentences()
             src_vecs[s.cite] = encode(sents) if sents else np.zeros((0, sv.shape[1]), dtype=np.float32)
     ex_stems = [_stems(e.text) for e in excerpts]
-    out: list[Written] = []
-    dropped: list[Dropped] = []
-    used: set[int] = set()
+    decided = []  # (text, cite, ok, reason, origin) in the model's order
+    seen: set[str] = set()
     for k, (text, cites) in enumerate(parsed):
+        norm = " ".join(text.lower().split())
+        if norm in seen:  # a small model's repetition loop: one sentence, judged once
+            continue
+        seen.add(norm)
         if sv is not None and ev is not None:
             origin = int(np.argmax(ev @ sv[k]))
         else:
             st = _stems(text)
             origin = max(range(len(excerpts)), key=lambda i: (len(st & ex_stems[i]) / (len(st | ex_stems[i]) or 1), -i))
         ok, reason, cite = False, "cites no paper", cites[0] if cites else 0
-        if len(out) >= MAX_WRITTEN:
-            ok, reason = False, f"more than {MAX_WRITTEN} sentences"
-        elif cites:
+        if cites:
             reasons = []
             for c in cites:
                 if c not in by_cite:
@@ -348,12 +365,19 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
                     break
                 reasons.append(why)
             reason = "; ".join(reasons)
-        if ok:
+        decided.append((text, cite, ok, reason, origin))
+    kept = {origin for _t, _c, ok, _r, origin in decided[:MAX_WRITTEN] if ok}
+    out: list[Written] = []
+    dropped: list[Dropped] = []
+    used: set[int] = set()
+    for text, cite, ok, reason, origin in decided:
+        if ok and sum(w.written for w in out) < MAX_WRITTEN:
             out.append(Written(text, cite, True, origin))
             used.add(origin)
             continue
-        dropped.append(Dropped(text, cite, reason))
-        if origin not in used:
+        dropped.append(Dropped(text, cite, reason if not ok else f"more than {MAX_WRITTEN} sentences"))
+        # the copied sentence it came from stands in, once, unless a kept sentence already rewrites it
+        if origin not in used and origin not in kept and len(out) < MAX_WRITTEN:
             out.append(extractive[origin])
             used.add(origin)
     if not any(s.written for s in out):
