@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from conftest import AWESOME_SEED, FIXTURES, need
 from paperatlas.cli import main
-from paperatlas.eval import ask_eval, overview_eval
+from paperatlas.eval import ask_atlas, ask_eval, overview_eval
 from paperatlas.eval.ask_eval import MethodAnswer, Question
 from paperatlas.store import Atlas
 from paperatlas.text import split_sentences
@@ -23,7 +23,7 @@ ICLR = FIXTURES / "iclr2021_excerpt.md"
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """The cut built as ``eval ask`` builds its atlas (Key Word lines stripped) and its questions."""
-    db = ask_eval.build_atlas(tmp_path_factory.mktemp("askeval") / "cut.db", seeds=(ICLR, AWESOME))
+    db = ask_atlas.build_atlas(tmp_path_factory.mktemp("askeval") / "cut.db", seeds=(ICLR, AWESOME))
     atlas = Atlas(db)
     yield atlas, ask_eval.load_questions(atlas, seed=AWESOME)
     atlas.close()
@@ -94,7 +94,7 @@ def test_metrics_on_a_hand_made_case():
 
 def test_key_word_lines_are_stripped_and_phrases_merged():
     text = AWESOME.read_text("utf-8")
-    assert "Key Word" in text and "Key Word" not in ask_eval.strip_key_words(text)
+    assert "Key Word" in text and "Key Word" not in ask_atlas.strip_key_words(text)
     assert ask_eval.keyword_key("Neural Scaling Laws") == ask_eval.keyword_key("neural scaling law")
     assert ask_eval.keyword_key("Out-of-Distribution Generalization") == "out of distribution generalization"
 
@@ -131,3 +131,30 @@ def test_cli_reuses_the_given_atlas_and_writes_json(small, tmp_path):
     report = json.loads(out.read_text("utf-8"))
     assert report["papers"] == len(atlas.papers) and report["rows"][0]["method"] == "ours (extractive)"
     assert {d["kind"] for d in report["questions"]} == {"section", "keyword", "unanswerable"}
+
+
+def test_a_generative_backend_is_scored_beside_ours(sample_atlas):
+    """A stub OpenAI-compatible server rewrites the answer: its written sentences are counted, and the ones not
+    copied verbatim lower its traceability while the extractive answer's stays 1.0."""
+    from _fake_openai import FakeOpenAI
+    from paperatlas.llm.backends import OpenAIChatBackend
+
+    atlas = Atlas(sample_atlas)
+    modern = next(p.id for p in atlas.papers if p.title == "Hopfield Networks is All You Need")
+    rewrite = ("A modern Hopfield network has continuous states and a corresponding update rule [2]. It stores "
+               "exponentially many patterns, retrieves a pattern with one update and has exponentially small "
+               "retrieval errors [2]. Hopfield layers cure tax law in 37 countries [1].")
+    srv = FakeOpenAI()
+    srv.answers = [rewrite]
+    try:
+        rows, details = ask_eval.evaluate(atlas, [Question("what are Hopfield networks", "keyword", "hopfield",
+                                                           {modern})], backend=OpenAIChatBackend(srv.base_url, "tiny"))
+    finally:
+        srv.close()
+    by = {r["method"]: r for r in rows if r["kind"] == "all"}
+    gen = next(r for m, r in by.items() if m.startswith("ours + "))
+    assert by["ours (extractive)"]["traceable"] == 1.0 and by["ours (extractive)"]["written"] is None
+    s = next(v for m, v in details[0]["methods"].items() if m.startswith("ours + "))
+    assert s["written"] == 2 and s["dropped"] == 1  # the invented claim is refused, the extractive sentence stays
+    assert gen["written"] == pytest.approx(2 / s["sents"]) and gen["traceable"] < 1.0
+    assert gen["traceable"] == pytest.approx(s["traced"] / s["sents"])  # the paraphrases are not verbatim

@@ -473,15 +473,19 @@ def search_command(golds: tuple[str, ...]) -> None:
 @eval_group.command(name="ask")
 @click.option("--db", default=None, metavar="FILE", help="Atlas to evaluate [default: seeds 001 + 004 built (or "
               "rebuilt) in the cache, seed 004 without its Key Word lines].")
-@click.option("--key-words", is_flag=True, help="Build the default atlas with seed 004's Key Word lines (the "
-              "search then indexes the gold phrases themselves).")
 @click.option("--no-meaning", is_flag=True, help="Ask and search by the question's words only (no embedding model).")
 @click.option("--overviews-only", is_flag=True, help="Score only the atlas's topic overviews (any atlas).")
 @click.option("--overview-sample", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also print N topic overviews with their cited titles, to judge by hand.")
+@click.option("--backend", type=click.Choice(list(BACKENDS)), default=None, help="Also score answers rewritten by "
+              "this generative backend (--base-url, --model as eval tldr); ~15-30 s a question with smollm2.")
+@click.option("--base-url", default=None, help="Endpoint of --backend openai, e.g. http://127.0.0.1:11434/v1")
+@click.option("--model", "llm_model", default=None, help="Model name for --backend openai.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Ask only the first N answerable questions.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the tables and every question's answers to this JSON file.")
-def ask_command(db: str | None, key_words: bool, no_meaning: bool, overviews_only: bool, overview_sample: int,
+def ask_command(db: str | None, no_meaning: bool, overviews_only: bool, overview_sample: int,
+                backend: str | None, base_url: str | None, llm_model: str | None, limit: int | None,
                 json_out: Path | None) -> None:
     """Cited answers vs the top search results' TL;DRs and first sentences; topic overviews.
 
@@ -491,25 +495,24 @@ def ask_command(db: str | None, key_words: bool, no_meaning: bool, overviews_onl
 
     \b
     paperatlas eval ask                        # builds seeds 001 + 004 into the cache first (~2 min on 2 cores)
-    paperatlas eval ask --db phenomena.db --json /tmp/ask.json
     paperatlas eval ask --db iclr2021.db --overviews-only --overview-sample 10
     """
-    from ..eval import ask_eval
+    from ..eval import ask_atlas, ask_eval
+    from ..llm.backends import make_backend
 
     with _click_errors():
+        try:
+            chat = make_backend(backend, base_url, llm_model) if backend else None
+        except (ValueError, BackendError) as e:
+            raise click.ClickException(f"--backend {backend}: {e}") from e
         if db is None:
-            path = ask_eval.atlas_path(with_key_words=key_words)
+            path = ask_atlas.atlas_path()
             click.echo(f"building {path} (seeds 001 + 004)", err=True)
-            db = str(ask_eval.build_atlas(path, with_key_words=key_words, progress=tqdm_progress))
+            db = str(ask_atlas.build_atlas(path, progress=tqdm_progress))
         atlas = open_atlas(db)
         try:
-            encode = None
-            if not no_meaning and not overviews_only and atlas.vectors.size:
-                from ..enrich.query_embed import query_embedder
-
-                encode = query_embedder().encode
-            report = ask_eval.run(atlas, encode, questions=not overviews_only, overview_sample=overview_sample,
-                                  progress=tqdm_progress, echo=click.echo)
+            report = ask_eval.run(atlas, not no_meaning, not overviews_only, overview_sample, tqdm_progress,
+                                  click.echo, chat, limit)
         finally:
             atlas.close()
     if json_out is not None:

@@ -2,7 +2,7 @@
 
 Atlas: seeds 001 (ICLR 2021, 860 papers with abstracts) and 004 (Awesome Deep Phenomena, 542 entries with a
 curator's digest and no abstract), built with the real pipeline into ``<cache root>/eval-ask/`` (or any atlas
-given with ``--db``). By default seed 004 is built *without* its ``Key Word:`` lines (:func:`strip_key_words`):
+given with ``--db``; :mod:`.ask_atlas`). By default seed 004 is built *without* its ``Key Word:`` lines:
 the search indexes a paper's given keyphrases, so a keyword question would otherwise find its relevant papers by
 their own gold label (the same protocol as ``eval search``, which drops author keywords).
 
@@ -52,8 +52,6 @@ from . import overview_eval
 from ._common import EvalUnavailable, resolve_shared
 from .overview_eval import traceable
 
-#: the two seeds of the atlas (under ``../shared``)
-ATLAS_SEEDS = ("seeds/001_2614e1796f49d7fd.txt", "seeds/004_67aa5497667b379c.txt")
 #: the seed the questions and their relevant papers come from
 QUESTION_SEED = "seeds/004_67aa5497667b379c.txt"
 #: fewest entries giving a Key Word phrase for it to be a question
@@ -97,18 +95,6 @@ def keyword_key(phrase: str) -> str:
     if words and len(words[-1]) > 3 and words[-1].endswith("s") and not words[-1].endswith("ss"):
         words[-1] = words[-1][:-1]
     return " ".join(words)
-
-
-def strip_key_words(text: str) -> str:
-    """An awesome list without its ``Key Word:`` detail lines (the reader's label, typos tolerated).
-
-    Args:
-        text: the list as :mod:`paperatlas.sources.awesome_md` reads it.
-
-    Returns:
-        The same text without those lines (every entry keeps its title, authors and digest).
-    """
-    return re.sub(r"^[ \t]+\u2022[ \t]*key\s*w[a-z]{0,4}\s*:.*(?:\n|$)", "", text, flags=re.MULTILINE | re.IGNORECASE)
 
 
 @dataclass
@@ -188,10 +174,20 @@ def load_questions(atlas, seed: Path | None = None, min_keyword_papers: int = MI
 
 @dataclass
 class MethodAnswer:
-    """One method's answer to one question: ``sentences`` as ``(text, cited paper id)`` and ``miss``."""
+    """One method's answer to one question.
+
+    Attributes:
+        sentences: ``(text, cited paper id)`` in order.
+        miss: the method answered that the atlas does not address the question.
+        written: for a generative method, how many sentences the model wrote (and the support check kept); None for
+            an extractive one.
+        dropped: how many written sentences the support check refused (the extractive one stayed).
+    """
 
     sentences: list[tuple[str, str]]
     miss: bool = False
+    written: int | None = None
+    dropped: int = 0
 
     @property
     def cited(self) -> list[str]:
@@ -213,6 +209,7 @@ def score_answer(ans: MethodAnswer, q: Question, by_id: dict) -> dict:
         papers in ``q.judged``; None when it cites none of them).
     """
     row = {"kind": q.kind, "miss": ans.miss, "sents": len(ans.sentences), "k": len(ans.cited),
+           "written": ans.written, "dropped": ans.dropped,
            "traced": sum(traceable(t, by_id[pid]) for t, pid in ans.sentences if pid in by_id)}
     if q.kind != "unanswerable":
         hits = len(set(ans.cited) & q.relevant)
@@ -224,7 +221,8 @@ def score_answer(ans: MethodAnswer, q: Question, by_id: dict) -> dict:
     return row
 
 
-def methods(atlas, encode: Callable[[list[str]], np.ndarray] | None) -> dict[str, Callable[[str], MethodAnswer]]:
+def methods(atlas, encode: Callable[[list[str]], np.ndarray] | None, backend=None
+            ) -> dict[str, Callable[[str], MethodAnswer]]:
     """Ours and the two baselines of the module docstring, each ``question -> MethodAnswer``.
 
     The baselines read the k of the last answer ``ours`` gave, so ``ours`` must be called first for each question
@@ -233,6 +231,10 @@ def methods(atlas, encode: Callable[[list[str]], np.ndarray] | None) -> dict[str
     Args:
         atlas: an open atlas.
         encode: the query embedder's ``encode`` (None: words only, for ours and the search alike).
+        backend: a generative backend (:func:`paperatlas.llm.backends.make_backend`): also ``ours + <backend>``,
+            :func:`paperatlas.ask.ask` with it (the model rewrites the extractive answer, each written sentence
+            kept only when its cited paper supports it; a written sentence is rarely verbatim, so its traceability
+            is what the check kept).
 
     Returns:
         Method name -> function, ours first.
@@ -263,11 +265,20 @@ def methods(atlas, encode: Callable[[list[str]], np.ndarray] | None) -> dict[str
                 out.append((sents[0], p.id))
         return MethodAnswer(out)
 
-    return {"ours (extractive)": ours, "top search TL;DRs": tldrs, "first sentences": firsts}
+    def written(q: str) -> MethodAnswer:
+        a = ask(atlas, q, encode=encode, backend=backend)
+        n_written = sum(bool(getattr(s, "written", False)) for s in a.sentences)
+        return MethodAnswer([(s.text, s.paper_id) for s in a.sentences], a.miss, n_written,
+                            len(getattr(a, "dropped", [])))
+
+    runs = {"ours (extractive)": ours, "top search TL;DRs": tldrs, "first sentences": firsts}
+    if backend is not None:
+        runs[f"ours + {getattr(backend, 'method', 'backend').split(' ')[0]}"] = written
+    return runs
 
 
-def evaluate(atlas, questions: list[Question], encode=None, progress: Callable[[int], None] | None = None
-             ) -> tuple[list[dict], list[dict]]:
+def evaluate(atlas, questions: list[Question], encode=None, progress: Callable[[int], None] | None = None,
+             backend=None) -> tuple[list[dict], list[dict]]:
     """Ask every question of every method and score the answers.
 
     Args:
@@ -275,12 +286,13 @@ def evaluate(atlas, questions: list[Question], encode=None, progress: Callable[[
         questions: :func:`load_questions`.
         encode: as :func:`methods`.
         progress: called with 1 after each question.
+        backend: as :func:`methods`.
 
     Returns:
         ``(rows, details)``: :func:`summarise`'s rows, and per question ``question``, ``kind``, ``source``,
         ``relevant`` (count) and per method its scores plus ``cited`` (ids) and ``ms`` (ours: wall time).
     """
-    runs = methods(atlas, encode)
+    runs = methods(atlas, encode, backend)
     by_id = atlas.by_id
     details = []
     for q in questions:
@@ -308,7 +320,8 @@ def summarise(details: list[dict], names: list[str]) -> list[dict]:
         Rows for ``section``, ``keyword``, ``answerable`` (both) and ``all`` (answerable + unanswerable), each
         method: ``kind``, ``method``, ``n`` (questions), ``p``, ``r``, ``rk``, ``pj``, ``false_miss`` (answerable
         kinds), ``honest_miss`` (``all``: over the unanswerable questions), ``traceable`` (share of all sentences),
-        ``sents`` and ``cited`` (means); a metric that does not apply is None.
+        ``sents`` and ``cited`` (means), for a generative method ``written`` (share of sentences the model wrote)
+        and ``dropped`` (written sentences refused, per answer); a metric that does not apply is None.
     """
     groups = {"section": ("section",), "keyword": ("keyword",), "answerable": ("section", "keyword"),
               "all": ("section", "keyword", "unanswerable")}
@@ -331,6 +344,9 @@ def summarise(details: list[dict], names: list[str]) -> list[dict]:
                 "traceable": sum(s["traced"] for s in ss) / n_sents if n_sents else None,
                 "sents": _mean([s["sents"] for s in ss if not s["miss"]]),
                 "cited": _mean([s["k"] for s in ss if not s["miss"]]),
+                "written": (sum(s["written"] for s in ss) / n_sents if n_sents else None)
+                if any(s["written"] is not None for s in ss) else None,
+                "dropped": _mean([s["dropped"] for s in ss]) if any(s["written"] is not None for s in ss) else None,
             })
     return rows
 
@@ -343,6 +359,8 @@ COLUMNS = [("kind", "questions", "{}"), ("method", "method", "{}"), ("n", "n", "
            ("r", "R", "{:.3f}"), ("rk", "R@k", "{:.3f}"), ("pj", "Pj", "{:.3f}"),
            ("false_miss", "false miss", "{:.1%}"), ("honest_miss", "honest miss", "{:.1%}"),
            ("traceable", "traceable", "{:.3f}"), ("sents", "sents", "{:.2f}"), ("cited", "cited", "{:.2f}")]
+#: the columns of a generative backend's run
+BACKEND_COLUMNS = [*COLUMNS, ("written", "written", "{:.3f}"), ("dropped", "dropped", "{:.2f}")]
 
 
 def format_table(rows: list[dict], columns=COLUMNS) -> str:
@@ -372,61 +390,21 @@ def losses(details: list[dict], ours: str = "ours (extractive)", base: str = "to
     return sorted((x for x in out if x["ours"] < x["base"]), key=lambda x: x["ours"] - x["base"])[:n]
 
 
-def atlas_path(folder: Path | None = None, with_key_words: bool = False) -> Path:
-    """Where :func:`build_atlas` keeps the evaluation's atlas: ``<cache root>/eval-ask/seeds-001-004[-kw].db``."""
-    from ..sources._common import cache_root
-
-    folder = folder or cache_root() / "eval-ask"
-    return folder / f"seeds-001-004{'-kw' if with_key_words else ''}.db"
-
-
-def build_atlas(db: Path, seeds: tuple[Path, ...] | None = None, with_key_words: bool = False,
-                progress=None) -> Path:
-    """Build (or incrementally rebuild) the atlas of seeds 001 + 004 at ``db`` with the real pipeline.
-
-    Args:
-        db: the atlas file (its folder is created; a rebuild reuses the embeddings and TL;DRs of unchanged papers).
-        seeds: the listings (default :data:`ATLAS_SEEDS` under ``../shared``).
-        with_key_words: keep the awesome list's ``Key Word:`` lines (default: stripped, see the module docstring;
-            the stripped copy is written next to ``db``).
-        progress: the build's progress factory (None: silent).
-
-    Returns:
-        ``db``.
-
-    Raises:
-        EvalUnavailable: a seed is missing.
-    """
-    from ..build import build
-    from ..sources import awesome_md
-
-    paths = list(seeds or [resolve_shared(s) for s in ATLAS_SEEDS])
-    for p in paths:
-        if not p.is_file():
-            raise EvalUnavailable(f"gold file not found: {p}")
-    db.parent.mkdir(parents=True, exist_ok=True)
-    if not with_key_words:
-        for i, p in enumerate(paths):
-            text = p.read_text("utf-8")
-            if awesome_md.sniff(text[:20_000]):
-                copy = db.parent / f"{p.stem}.no-key-words.txt"
-                copy.write_text(strip_key_words(text), "utf-8")
-                paths[i] = copy
-    build(paths, db, **({"progress": progress} if progress is not None else {}))
-    return db
-
-
-def run(atlas, encode=None, questions: bool = True, overview_sample: int = 0, progress=None,
-        echo: Callable[[str], None] = print) -> dict:
+def run(atlas, meaning: bool = True, questions: bool = True, overview_sample: int = 0, progress=None,
+        echo: Callable[[str], None] = print, backend=None, limit: int | None = None) -> dict:
     """The whole ``paperatlas eval ask`` report on one atlas: print its tables with ``echo`` and return them.
 
     Args:
         atlas: an open atlas (seeds 001 + 004 for the questions; any atlas for the overviews).
-        encode: as :func:`methods`.
+        meaning: embed the questions with the atlas's model (:func:`paperatlas.enrich.query_embed.query_embedder`;
+            False, or an atlas without vectors: words only).
         questions: ask the questions (False: overviews only).
         overview_sample: also print this many overviews to judge by hand (:func:`overview_eval.sample`).
         progress: the progress factory (``(desc, total) -> update(n)``) of the questions; None: silent.
         echo: prints one line (or block).
+        backend: as :func:`methods` (a generative method is added, with its ``written``/``dropped`` columns).
+        limit: ask only the first ``limit`` answerable questions (sections, then keywords by entries) and the
+            unanswerable ones (a generative backend takes ~15-30 s a question on 2 cores).
 
     Returns:
         ``{"atlas", "papers", "rows", "questions", "losses", "overviews", "overview_scores"}`` (JSON-ready).
@@ -440,16 +418,23 @@ def run(atlas, encode=None, questions: bool = True, overview_sample: int = 0, pr
         if not any(q.relevant for q in qs):
             raise EvalUnavailable(f"{atlas.path}: none of seed 004's papers is in this atlas (build it from seeds "
                                   "001 + 004, or leave out --db)")
+        if limit is not None:
+            qs = [q for q in qs if q.kind != "unanswerable"][:limit] + [q for q in qs if q.kind == "unanswerable"]
+        encode = None
+        if meaning and atlas.vectors.size:
+            from ..enrich.query_embed import query_embedder
+
+            encode = query_embedder().encode
         kw = sum(bool(p.given_keyphrases) for p in atlas.papers)
         kinds = Counter(q.kind for q in qs)
         echo(f"== {atlas.path}: {len(atlas.papers)} papers ({kw} with given keyphrases); {kinds['section']} section, "
              f"{kinds['keyword']} keyword (>= {MIN_KEYWORD_PAPERS} entries), {kinds['unanswerable']} unanswerable "
              f"questions; {'question embedded' if encode is not None else 'words only'} ==")
-        rows, details = evaluate(atlas, qs, encode, progress("questions", len(qs)) if progress else None)
+        rows, details = evaluate(atlas, qs, encode, progress("questions", len(qs)) if progress else None, backend)
         echo("P = cited papers that are relevant / cited; R = / relevant; R@k = / min(relevant, cited); Pj = / cited "
              "seed 004 entries (the papers the gold can judge); a miss on an answerable question scores 0 (Pj: left "
              "out); traceable = sentences verbatim in the cited paper's abstract, TL;DR or digest")
-        echo(format_table(rows))
+        echo(format_table(rows, BACKEND_COLUMNS if backend is not None else COLUMNS))
         behind = losses(details)
         if behind:
             echo("")
