@@ -23,6 +23,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from ..cite.links import code_link, paper_link, paper_year, second_link
+from ..enrich.overview import overview_parts as split_overview
 from ..markup import FAVICON
 from ..model import Paper, Topic, status_rank
 from ..text import safe_url
@@ -272,8 +273,6 @@ def markdown_page(md_text: str) -> str:
     return _HTML_PAGE.format(title=html.escape(first), body=body, icon=FAVICON)
 
 
-# A citation marker of a topic overview: "[n]", n the 1-based index into Topic.overview_papers.
-_CITE_RE = re.compile(r"\[(\d{1,4})\]")
 # Private-use characters that stand for a citation while the overview's text is escaped (stripped from the text).
 _CITE_OPEN, _CITE_CLOSE = "\ue000", "\ue001"
 _CITE_HOLD_RE = re.compile(f"{_CITE_OPEN}(\\d+){_CITE_CLOSE}")
@@ -309,19 +308,8 @@ def overview_parts(topic: Topic, papers: Mapping[str, Paper]) -> list[tuple[str,
         ``None`` when ``n`` is out of range or the cited id is not in ``papers`` (a paper no longer in the atlas:
         the caller shows ``[n]`` as plain text). ``[]`` for an empty overview.
     """
-    text = one_line(topic.overview)
-    out: list[tuple[str, int, Paper | None]] = []
-    pos = 0
-    for m in _CITE_RE.finditer(text):
-        if m.start() > pos:
-            out.append((text[pos:m.start()], 0, None))
-        n = int(m.group(1))
-        pid = topic.overview_papers[n - 1] if 1 <= n <= len(topic.overview_papers) else None
-        out.append((m.group(0), n, papers.get(pid) if pid is not None else None))
-        pos = m.end()
-    if pos < len(text):
-        out.append((text[pos:], 0, None))
-    return out
+    return [(run, n, papers.get(pid) if pid is not None else None)
+            for run, n, pid in split_overview(one_line(topic.overview), topic.overview_papers)]
 
 
 def overview_cited(topic: Topic, papers: Mapping[str, Paper]) -> list[tuple[int, Paper]]:
