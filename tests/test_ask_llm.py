@@ -139,6 +139,16 @@ def test_nothing_supported_leaves_the_extractive_answer(atlas, extractive, fake)
     assert len(ans.dropped) == 2 and "extractive" in ans.note
 
 
+def test_a_copied_sentence_is_not_marked_written(atlas, extractive, fake):
+    first, second = extractive.sentences[:2]
+    fake.answers = [f"{first.text} [{first.cite}] A modern Hopfield network has continuous states and a "
+                    "corresponding update rule [2].", f"{first.text} [{first.cite}]\n{second.text} [{second.cite}]"]
+    ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
+    assert [s.written for s in ans.sentences][:2] == [False, True] and ans.sentences[0].source == first.source
+    ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
+    assert _plain(ans) == _plain(extractive) and ans.note == "the model only copied sentences; the answer is extractive"
+
+
 @pytest.mark.parametrize("failure", ["http500", "refused"])
 def test_backend_failure_gives_the_extractive_answer_with_a_note(atlas, extractive, fake, failure):
     fake.answers = [500]

@@ -302,6 +302,11 @@ def max_cosine(text: str, source: Source, encode: Callable[[list[str]], np.ndarr
     return float(np.max(np.asarray(source_vectors, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)))
 
 
+def _plain(text: str) -> str:
+    """``text`` lower case, whitespace collapsed, without final punctuation (to tell a copy from a rewrite)."""
+    return " ".join(text.lower().split()).rstrip(".!? ")
+
+
 def _stems(text: str) -> set[str]:
     return {_stem(w) for w in _content_words(text)}
 
@@ -312,7 +317,8 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
 
     Each written sentence's origin is the excerpt closest to it (by MiniLM cosine when ``encode`` is given, else by
     the Jaccard index of their word stems), whatever paper it cites. A kept sentence takes the place of its origin;
-    a dropped one is replaced by its origin (once, and not when a kept sentence rewrites that origin). A sentence
+    a dropped one is replaced by its origin (once, and not when a kept sentence rewrites that origin); a kept one
+    that merely copies its origin (same words, same paper) counts as the copied sentence, not written. A sentence
     repeating an earlier one word for word, or echoing the prompt, is skipped (small models loop and echo). At
     most :data:`MAX_WRITTEN` sentences are kept; when fewer than two result, the excerpts not yet used follow in
     their order. Backend errors are not raised: the extractive answer comes back with a ``note``.
@@ -378,7 +384,8 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
     used: set[int] = set()
     for text, cite, ok, reason, origin in decided:
         if ok and sum(w.written for w in out) < MAX_WRITTEN:
-            out.append(Written(text, cite, True, origin))
+            same = _plain(text) == _plain(excerpts[origin].text) and cite == excerpts[origin].cite
+            out.append(extractive[origin] if same else Written(text, cite, True, origin))  # a copy is not written
             used.add(origin)
             continue
         dropped.append(Dropped(text, cite, reason if not ok else f"more than {MAX_WRITTEN} sentences"))
@@ -387,9 +394,13 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
             out.append(extractive[origin])
             used.add(origin)
     if not any(s.written for s in out):
-        note = "no sentence the model wrote is supported by its cited abstract; the answer is extractive"
-        return Rewrite(extractive, dropped, backend.method, note if parsed else "the model wrote no sentence; "
-                       "the answer is extractive", raw)
+        if not parsed:
+            note = "the model wrote no sentence; the answer is extractive"
+        elif any(ok for _t, _c, ok, _r, _o in decided):
+            note = "the model only copied sentences; the answer is extractive"
+        else:
+            note = "no sentence the model wrote is supported by its cited abstract; the answer is extractive"
+        return Rewrite(extractive, dropped, backend.method, note, raw)
     for i, e in enumerate(extractive):
         if len(out) >= 2:
             break
