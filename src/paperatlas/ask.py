@@ -13,10 +13,15 @@ takes the first :data:`POOL` hits, splits their TL;DRs and abstracts into senten
 Sentences are then picked greedily, best first (maximal-marginal-relevance style): a sentence whose content words
 overlap a chosen one's by a Jaccard index above :data:`REDUNDANCY_MAX_JACCARD` (or whose vectors have a cosine above
 :data:`REDUNDANCY_MAX_COSINE`) is skipped, at most :data:`MAX_PER_PAPER` sentences come from one paper and at most
-:data:`MAX_SENTENCES` in all. The chosen sentences are ordered by their paper's rank, then by their place in the
-paper (TL;DR first, then the abstract in order), so the answer reads as a paragraph; papers are numbered ``[1]``..
-``[k]`` in that order. Every sentence is copied verbatim from its source field, so it is true to its source by
-construction.
+:data:`MAX_SENTENCES` in all. The chosen sentences are ordered to read as a paragraph (:func:`reading_order`): a
+paper's sentences stay together, papers whose sentence defines the subject or gives background come first, then
+the others in rank order, and within a paper background, introduction (the TL;DR, "We propose …"), method and
+findings ("we show", "outperforms", numbers) follow one another (:func:`sentence_role`); papers are numbered
+``[1]``..``[k]`` in that order. Every sentence is copied verbatim from its source field, so it is true to its source
+by construction.
+
+With a generative ``backend`` (:func:`rewrite`, :mod:`paperatlas.llm.answer`) the model rewrites the chosen
+sentences; a sentence it writes is kept only when the paper it cites supports it, and is marked ``written``.
 
 When the atlas does not address the question (the search finds no paper, or no paper uses the question's words
 and no sentence comes close in meaning) the answer is an honest miss: no sentences, the search's message, and the
