@@ -478,7 +478,7 @@ def search_command(golds: tuple[str, ...]) -> None:
 @click.option("--overview-sample", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also print N topic overviews with their cited titles, to judge by hand.")
 @click.option("--backend", type=click.Choice(list(BACKENDS)), default=None, help="Also score answers rewritten by "
-              "this generative backend (--base-url, --model as eval tldr); ~15-30 s a question with smollm2.")
+              "this generative backend (--base-url, --model as eval tldr); 15-80 s a question with smollm2.")
 @click.option("--base-url", default=None, help="Endpoint of --backend openai, e.g. http://127.0.0.1:11434/v1")
 @click.option("--model", "llm_model", default=None, help="Model name for --backend openai.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Ask only the first N answerable questions.")

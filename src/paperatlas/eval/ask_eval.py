@@ -404,7 +404,7 @@ def run(atlas, meaning: bool = True, questions: bool = True, overview_sample: in
         echo: prints one line (or block).
         backend: as :func:`methods` (a generative method is added, with its ``written``/``dropped`` columns).
         limit: ask only the first ``limit`` answerable questions (sections, then keywords by entries) and the
-            unanswerable ones (a generative backend takes ~15-30 s a question on 2 cores).
+            unanswerable ones (SmolLM2 takes 15-80 s a question on 2 shared cores).
 
     Returns:
         ``{"atlas", "papers", "rows", "questions", "losses", "overviews", "overview_scores"}`` (JSON-ready).
