@@ -245,3 +245,21 @@ def test_a_paper_moved_out_of_a_topic_leaves_its_overview_at_once_and_comes_back
     assert cli("edit", moved, "--db", db, "--clear").exit_code == 0  # moved back: the next build makes it anew
     rebuild(db)
     assert Atlas(db).topics[sub.id].overview == sub.overview
+
+
+def test_awesome_list_entries_without_abstracts_get_an_overview_from_their_digests():
+    """Seed 004's entries have a curator's digest and no abstract: a topic of them is overviewed from the digests
+    (before, such topics got no overview at all)."""
+    from paperatlas.sources.awesome_md import read_text
+
+    path = FIXTURES / "awesome_topics.txt"
+    papers = [p for p in read_text(path.read_text(encoding="utf-8"), str(path)) if p.digest][:12]
+    assert len(papers) == 12 and not any(p.abstract for p in papers)
+    for i, p in enumerate(papers):  # a build gives ids; the reader alone does not
+        p.id = f"awesome-{i}"
+    t = Topic(id=7, label="Neural collapse", keyphrases=["neural collapse", "representations"], level=1)
+    got = overview.compute_overview(t, list(range(len(papers))), papers, np.zeros((0, 0), np.float32))
+    assert 2 <= len(got.sentences) <= 4
+    by_id = {p.id: p for p in papers}
+    for s in got.sentences:
+        assert s.source == "digest" and flat(s.text) in flat(by_id[s.paper_id].digest)

@@ -8,8 +8,9 @@ machinery of :mod:`paperatlas.ask`, :func:`paperatlas.text.split_sentences` and
    topic's mean vector, rescaled to 0..1 within the topic), the overlap of their keyphrases with the topic's words,
    and a bonus for Oral/Spotlight papers (:data:`STATUS_BONUS`); the best :data:`POOL` are read (for an area, taken
    in turn from each of its sub-topics, so several of them are cited);
-2. **sentences scored**: each paper's TL;DR and abstract sentences (of :data:`MIN_WORDS`..:data:`MAX_WORDS` words,
-   no links; an extractive TL;DR only as the whole abstract sentence it was cut from) are scored
+2. **sentences scored**: each paper's TL;DR and abstract sentences (its digest's when it has no abstract; of
+   :data:`MIN_WORDS`..:data:`MAX_WORDS` words, no links; an extractive TL;DR only as the whole abstract sentence
+   it was cut from) are scored
    ``W_COVER * coverage + W_CENTRAL * centrality + W_ROLE * role + status bonus``, where
    *coverage* is the share of the topic's word weight the sentence uses (its label's words, then its c-TF-IDF
    keyphrases' words by rank, words matched by :func:`paperatlas.vocab.stem`; words of every ML paper,
@@ -50,7 +51,7 @@ METHOD = "extractive"
 #: ``Topic.overview_method`` of a reader's own overview (never replaced by a build).
 EDIT_METHOD = "edit"
 #: Part of every :func:`overview_key`: raise it when the method changes, so every stored overview is made again.
-KEY_VERSION = "extractive-3"
+KEY_VERSION = "extractive-4"
 #: Fewest and most sentences of an overview.
 MIN_SENTENCES, MAX_SENTENCES = 2, 4
 #: Two sentences whose content-word sets have a Jaccard index above this are redundant (the value of
@@ -96,7 +97,8 @@ class OverviewSentence:
         text: the sentence, verbatim from its source field.
         cite: the 1-based number of its paper in :attr:`Overview.papers`.
         paper_id: its paper's id.
-        source: ``"tldr"`` or ``"abstract"``: the field it was copied from.
+        source: ``"tldr"``, ``"abstract"`` or ``"digest"`` (a paper without an abstract): the field it was copied
+            from.
         score: its score (see the module docstring; ~0..1.2).
     """
 
@@ -232,8 +234,13 @@ def _pool(t: Topic, rows: list[int], papers: list[Paper], cent: dict[int, float]
 
 
 def _candidates(p: Paper) -> list[tuple[str, int, float, str]]:
-    """``(source, position, role, text)`` of each sentence of paper ``p`` that may be copied."""
-    abstract = split_sentences(p.abstract or "")
+    """``(source, position, role, text)`` of each sentence of paper ``p`` that may be copied.
+
+    A paper without an abstract (an awesome-list entry) is read from its curator's ``digest`` instead (source
+    ``"digest"``).
+    """
+    body = "abstract" if (p.abstract or "").strip() or not (p.digest or "").strip() else "digest"
+    abstract = split_sentences(p.abstract if body == "abstract" else p.digest)
     tldr, whole = (p.tldr or "").strip(), None
     if tldr:  # an extractive TL;DR is a sentence cut short ("... approach based."): the whole sentence is read
         words = content_words(tldr, STOP)
@@ -242,7 +249,7 @@ def _candidates(p: Paper) -> list[tuple[str, int, float, str]]:
         cut = (p.tldr_method or "").startswith("extractive")
         tldr = "" if whole is not None or cut else tldr
     fields = [("tldr", tldr)] if tldr else []
-    fields += [("abstract", s) for s in abstract]
+    fields += [(body, s) for s in abstract]
     out = []
     for pos, (source, text) in enumerate(fields):
         n = len(_TOKEN.findall(text))
