@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from _fake_openai import FakeOpenAI, dead_base_url
 from paperatlas.ask import ask
 from paperatlas.cli import main
-from paperatlas.llm.answer import INSTRUCTION, Source, parse_answer, support
+from paperatlas.llm.answer import EXCERPTS_HEADING, INSTRUCTION, MAX_WRITTEN, Source, parse_answer, support
 from paperatlas.llm.backends import OpenAIChatBackend
 from paperatlas.store import Atlas
 from paperatlas.text import split_sentences
@@ -116,17 +116,20 @@ def test_invented_number_wrong_paper_and_unknown_citation_are_dropped(atlas, ext
 
 
 def test_an_echo_and_a_repetition_loop_are_not_sentences_and_no_source_sentence_appears_twice(atlas, extractive, fake):
-    # SmolLM2-135M echoes the prompt's last line and loops over [4], [5], ... (seen on the ICLR 2021 atlas)
-    fake.answers = [f"{INSTRUCTION}\n{INVENTED} [2] A modern Hopfield network has continuous states and a "
-                    "corresponding update rule [2]. It stores exponentially many patterns and has exponentially small "
-                    "retrieval errors [2]. "
+    # SmolLM2-135M echoes the prompt (its last line, a heading, a paper's title) and loops over [4], [5], ...
+    fake.answers = [f"{INSTRUCTION}\n[2] {MODERN}\n{INVENTED} [2] {EXCERPTS_HEADING} A modern Hopfield network has "
+                    "continuous states and a corresponding update rule [2]. It stores exponentially many patterns "
+                    "and has exponentially small retrieval errors [2]. "
                     f"{NOT_CITED} [5]\n{NOT_CITED} [6]\n{NOT_CITED} [7]"]
     ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
-    assert [d.text for d in ans.dropped] == [INVENTED, NOT_CITED]
+    assert [d.text for d in ans.dropped] == [MODERN + ".", INVENTED, NOT_CITED]
+    assert ans.dropped[0].reason == "a paper's title, not a sentence"
     modern = next(p for p in ans.papers if p.title == MODERN)
-    assert ans.dropped[0].paper_id == modern.id and ans.dropped[0].cite == modern.cite
-    assert ans.dropped[1].paper_id == "" and ans.dropped[1].cite == 5
+    assert ans.dropped[1].paper_id == modern.id and ans.dropped[1].cite == modern.cite
+    assert ans.dropped[2].paper_id == "" and ans.dropped[2].cite == 5
     assert sum(s.written for s in ans.sentences) == 2
+    assert "A modern Hopfield network has continuous states and a corresponding update rule." in \
+        [s.text for s in ans.sentences]  # the echoed heading is cut off
     # each extractive sentence is in the answer at most once, copied or rewritten
     sources = [s.rewrites or s.text for s in ans.sentences]
     assert len(sources) == len(set(sources))
@@ -137,6 +140,20 @@ def test_nothing_supported_leaves_the_extractive_answer(atlas, extractive, fake)
     ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
     assert _plain(ans) == _plain(extractive)
     assert len(ans.dropped) == 2 and "extractive" in ans.note
+
+
+def test_an_answer_has_at_most_six_sentences(atlas, fake):
+    eight = ("A modern Hopfield network has continuous states and a corresponding update rule [2]. It stores "
+             "exponentially many patterns and has exponentially small retrieval errors [2]. The new update rule is "
+             "equivalent to the attention mechanism used in transformers [2]. Hopfield layers provide pooling, memory, "
+             "association and attention mechanisms [2]. Hopfield layers improved state-of-the-art on three out of four "
+             "multiple instance learning problems [2]. Hopfield layers achieved state-of-the-art on two drug design "
+             "datasets [2]. An exact mapping between Hopfield networks and Restricted Boltzmann Machines exists for "
+             "correlated patterns [1]. The mapping provides a useful initialization to the RBM weights [1].")
+    fake.answers = [eight]
+    ans = ask(atlas, QUESTION, backend=OpenAIChatBackend(fake.base_url, "tiny"))
+    assert len(ans.sentences) == MAX_WRITTEN == 6 and all(s.written for s in ans.sentences)
+    assert [d.reason for d in ans.dropped] == ["more than 6 sentences"] * 2
 
 
 def test_a_copied_sentence_is_not_marked_written(atlas, extractive, fake):

@@ -64,8 +64,10 @@ SYSTEM_PROMPT = (
 
 #: The last line of the user message.
 INSTRUCTION = "Rewrite the excerpts into 2 to 6 sentences that answer the question, each ending with its [n]:"
+#: The heading of the excerpts in the user message.
+EXCERPTS_HEADING = "Excerpts that answer the question:"
 #: The prompt's own sentences, lower case without final punctuation: a model echoing them back has written nothing.
-_INSTRUCTIONS = " ".join(f"{SYSTEM_PROMPT} {INSTRUCTION}".lower().split())
+_INSTRUCTIONS = " ".join(f"{SYSTEM_PROMPT} {INSTRUCTION} {EXCERPTS_HEADING}".lower().split())
 
 _CITE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 
@@ -185,7 +187,7 @@ def answer_messages(question: str, excerpts: list[Excerpt], sources: list[Source
                       + f"Abstract: {abstract}")
     lines = "\n".join(f"{e.text} [{e.cite}]" for e in excerpts)
     user = (f"Question: {question.strip()}\n\nPapers:\n" + "\n\n".join(papers)
-            + f"\n\nExcerpts that answer the question:\n{lines}\n\n{INSTRUCTION}")
+            + f"\n\n{EXCERPTS_HEADING}\n{lines}\n\n{INSTRUCTION}")
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -319,9 +321,10 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
     the Jaccard index of their word stems), whatever paper it cites. A kept sentence takes the place of its origin;
     a dropped one is replaced by its origin (once, and not when a kept sentence rewrites that origin); a kept one
     that merely copies its origin (same words, same paper) counts as the copied sentence, not written. A sentence
-    repeating an earlier one word for word, or echoing the prompt, is skipped (small models loop and echo). At
-    most :data:`MAX_WRITTEN` sentences are kept; when fewer than two result, the excerpts not yet used follow in
-    their order. Backend errors are not raised: the extractive answer comes back with a ``note``.
+    repeating an earlier one word for word, or echoing the prompt, is skipped (small models loop and echo); one
+    whose words are all a paper's title is dropped (the prompt lists the papers by title). The answer has at most
+    :data:`MAX_WRITTEN` sentences, written or copied; when fewer than two result, the excerpts not yet used follow
+    in their order. Backend errors are not raised: the extractive answer comes back with a ``note``.
 
     Args:
         backend: the generative backend.
@@ -355,16 +358,21 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
     seen: set[str] = set()
     for k, (text, cites) in enumerate(parsed):
         norm = " ".join(text.lower().split())
-        if norm in seen or norm.rstrip(".") in _INSTRUCTIONS:  # a repetition loop, or the prompt echoed back
+        for heading in (EXCERPTS_HEADING.lower(), "papers:", "question:"):  # "Excerpts that answer ...: We find ..."
+            if norm.startswith(heading):
+                text, norm = text[len(heading):].strip(), norm[len(heading):].strip()
+        if not norm or norm in seen or norm.rstrip(".") in _INSTRUCTIONS:  # a repetition loop, the prompt echoed
             continue
         seen.add(norm)
+        st = _stems(text)
         if sv is not None and ev is not None:
             origin = int(np.argmax(ev @ sv[k]))
         else:
-            st = _stems(text)
             origin = max(range(len(excerpts)), key=lambda i: (len(st & ex_stems[i]) / (len(st | ex_stems[i]) or 1), -i))
         ok, reason, cite = False, "cites no paper", cites[0] if cites else 0
-        if cites:
+        if st and any(st <= _stems(x.title) for x in sources):
+            reason = "a paper's title, not a sentence"  # the prompt lists the papers by title; a model echoes them
+        elif cites:
             reasons = []
             for c in cites:
                 if c not in by_cite:
@@ -383,7 +391,7 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
     dropped: list[Dropped] = []
     used: set[int] = set()
     for text, cite, ok, reason, origin in decided:
-        if ok and sum(w.written for w in out) < MAX_WRITTEN:
+        if ok and len(out) < MAX_WRITTEN:
             same = _plain(text) == _plain(excerpts[origin].text) and cite == excerpts[origin].cite
             out.append(extractive[origin] if same else Written(text, cite, True, origin))  # a copy is not written
             used.add(origin)
