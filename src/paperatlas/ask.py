@@ -15,10 +15,10 @@ overlap a chosen one's by a Jaccard index above :data:`REDUNDANCY_MAX_JACCARD` (
 :data:`REDUNDANCY_MAX_COSINE`) is skipped, at most :data:`MAX_PER_PAPER` sentences come from one paper and at most
 :data:`MAX_SENTENCES` in all. The chosen sentences are ordered to read as a paragraph (:func:`reading_order`): a
 paper's sentences stay together, papers whose sentence defines the subject or gives background come first, then
-the others in rank order, and within a paper background, introduction (the TL;DR, "We propose …"), method and
-findings ("we show", "outperforms", numbers) follow one another (:func:`sentence_role`); papers are numbered
-``[1]``..``[k]`` in that order. Every sentence is copied verbatim from its source field, so it is true to its source
-by construction.
+the others in rank order, and within a paper the background comes first and the findings ("we show",
+"outperforms", numbers) last, the introduction (the TL;DR, "We propose …") and method in the paper's own order
+between them (:func:`sentence_role`); papers are numbered ``[1]``..``[k]`` in that order. Every sentence is copied
+verbatim from its source field, so it is true to its source by construction.
 
 With a generative ``backend`` (:func:`rewrite`, :mod:`paperatlas.llm.answer`) the model rewrites the chosen
 sentences; a sentence it writes is kept only when the paper it cites supports it, and is marked ``written``.
@@ -351,8 +351,15 @@ _INTRODUCES = re.compile(r"^(?:in this (?:paper|work)|here\b)|\b(?:we|this (?:pa
 _FINDS = re.compile(r"\b(?:we (?:\w+ly )?(?:show|find|found|demonstrate|observe|prove|achieve|obtain|report|"
                     r"confirm|verify|evaluate)\w*|results?|outperform\w*|state[- ]of[- ]the[- ]art|experiments?|"
                     r"empirical(?:ly)?|achiev\w+|speed-?ups?|significantly|surpass\w*|better than)\b|\d", re.I)
-#: Reading roles, in the order they come: background/definition, introduction, method/other, finding.
+#: A sentence opening with a word that points back ("This phenomenon …", "However, …") leans on the one before it:
+#: it cannot open a paragraph.
+_LEANS = re.compile(r"^\W*(?:this|these|those|such|however|but|thus|hence|moreover|also|yet|still|it|its|they|their|"
+                    r"despite|unfortunately|nevertheless|instead|additionally|furthermore|further|similarly)\b", re.I)
+#: Reading roles: background/definition, introduction, method/other, finding.
 ROLES = ("defines", "introduces", "method", "finds")
+#: The block of a paper's sentences each role reads in: background first, findings last, introduction and method
+#: in the abstract's own order between them.
+_BLOCK = {"defines": 0, "introduces": 1, "method": 1, "finds": 2}
 
 
 def sentence_role(text: str, source: str, background: bool = False) -> str:
@@ -363,8 +370,9 @@ def sentence_role(text: str, source: str, background: bool = False) -> str:
     sentence introducing the paper's contribution (``We propose/introduce/present/study …``, ``In this paper …``);
     a sentence not speaking of the paper that opens the abstract (``background``: it comes before the abstract's
     first sentence speaking of the paper, as abstracts open with their field's context) gives background (also
-    ``"defines"``). Of the rest, one stating a result (``we show``, ``outperforms``, ``state-of-the-art``,
-    experiments, numbers) finds, and the others describe the method.
+    ``"defines"``) unless it opens with a word pointing back (``This …``, ``However …``). Of the rest, one stating
+    a result (``we show``, ``outperforms``, ``state-of-the-art``, experiments, numbers) finds, and the others
+    describe the method.
 
     Args:
         text: the sentence.
@@ -378,7 +386,7 @@ def sentence_role(text: str, source: str, background: bool = False) -> str:
         return "defines"
     if source == "tldr" or _INTRODUCES.search(text):
         return "introduces"
-    if not _SELF.search(text) and background:
+    if not _SELF.search(text) and background and not _LEANS.match(text):
         return "defines"
     return "finds" if _FINDS.search(text) else "method"
 
@@ -403,8 +411,9 @@ def reading_order(items: list[tuple[int, int, str]], keys: list | None = None) -
     """Order an answer's sentences to read as a paragraph.
 
     A paper's sentences stay together. Papers with a sentence that defines or gives background (role
-    ``"defines"``) come first, then the others, each group in rank order; a paper's sentences are ordered
-    background, introduction, method, finding (see :func:`sentence_role`), then by their place in the paper.
+    ``"defines"``) come first, then the others, each group in rank order; within a paper the background comes
+    first and the findings last (see :func:`sentence_role`), each block in the paper's own order (the TL;DR
+    first, then the abstract's sentences), so introduction and method keep the order their authors gave them.
     Deterministic: ties break on rank and place.
 
     Args:
@@ -420,7 +429,7 @@ def reading_order(items: list[tuple[int, int, str]], keys: list | None = None) -
 
     def key(i: int) -> tuple:
         rank, place, role = items[i]
-        return (rank not in defining, rank, ROLES.index(role), place)
+        return (rank not in defining, rank, _BLOCK[role], place)
 
     return [keys[i] for i in sorted(range(len(items)), key=key)]
 
