@@ -182,3 +182,27 @@ def test_question_cap_is_one_of_the_limits():
     assert ei.value.field == "question" and ei.value.limit == MAX_QUESTION_CHARS
     with pytest.raises(limits.LimitExceeded, match="not a text"):
         limits.check_question(None)
+
+
+@pytest.mark.parametrize("meaning", [False, True])
+def test_a_framing_word_no_paper_uses_does_not_hide_the_answer(atlas, encode, meaning):
+    """"What is known about X?": no paper says "known"; the answer is the one for X, its papers the search's first
+    for X, in the search's order."""
+    from paperatlas.ask import subject_of
+    from paperatlas.search import search_results
+
+    enc = encode if meaning else None
+    question = "What is known about hopfield networks?"
+    framed = ask(atlas, question, encode=enc)
+    assert not framed.miss and subject_of(question) == "What is about hopfield networks?"
+    emb = (lambda s: enc([s])[0]) if enc else None
+    first = [h.paper.id for h in search_results(atlas, subject_of(question), embed_query=emb).hits]
+    cited = {c.id for c in framed.papers}
+    assert cited == set(first[:len(cited)])  # the search's first papers, none skipped
+
+
+def test_a_question_half_of_whose_words_no_paper_uses_is_a_miss_by_words(atlas):
+    """Words only, the search falls back to the words some paper uses ("schedule", "yield"); those papers answer
+    another question, so ask says the atlas does not address it and names the missing words."""
+    ans = ask(atlas, "Which fertiliser schedule increases tomato yield in greenhouses?")
+    assert ans.miss and "tomato" in ans.message and ans.nearest_topics

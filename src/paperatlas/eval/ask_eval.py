@@ -25,7 +25,9 @@ encoder is given):
 * ``top search TL;DRs``: the TL;DRs of the first k search hits in rank order, k = the number of papers our answer
   cites (3 when ours is a miss);
 * ``first sentences``: the first sentence of each of those k hits' abstract (the digest for an awesome entry,
-  which has none).
+  which has none);
+* ``TL;DRs, subject search``: as ``top search TL;DRs``, but searching what ours searches: the question without its
+  framing words (:func:`paperatlas.ask.subject_of`), so ours is also compared with the search it starts from.
 
 Metrics (:func:`score_answer`, means over questions): with C = the distinct cited papers (k = |C|) and R = the
 relevant ones, ``P`` = |C ∩ R| / k, ``R`` = |C ∩ R| / |R|, ``Rk`` = |C ∩ R| / min(|R|, k) (recall at the
@@ -239,7 +241,7 @@ def methods(atlas, encode: Callable[[list[str]], np.ndarray] | None, backend=Non
     Returns:
         Method name -> function, ours first.
     """
-    from ..ask import ask
+    from ..ask import ask, subject_of
     from ..search import search_results
     from ..text import split_sentences
 
@@ -257,6 +259,9 @@ def methods(atlas, encode: Callable[[list[str]], np.ndarray] | None, backend=Non
     def tldrs(q: str) -> MethodAnswer:
         return MethodAnswer([(p.tldr, p.id) for p in top(q) if p.tldr])
 
+    def subject_tldrs(q: str) -> MethodAnswer:  # the same search ours makes: framing words dropped
+        return tldrs(subject_of(q))
+
     def firsts(q: str) -> MethodAnswer:
         out = []
         for p in top(q):
@@ -271,7 +276,8 @@ def methods(atlas, encode: Callable[[list[str]], np.ndarray] | None, backend=Non
         return MethodAnswer([(s.text, s.paper_id) for s in a.sentences], a.miss, n_written,
                             len(getattr(a, "dropped", [])))
 
-    runs = {"ours (extractive)": ours, "top search TL;DRs": tldrs, "first sentences": firsts}
+    runs = {"ours (extractive)": ours, "top search TL;DRs": tldrs, "first sentences": firsts,
+            "TL;DRs, subject search": subject_tldrs}
     if backend is not None:
         runs[f"ours + {getattr(backend, 'method', 'backend').split(' ')[0]}"] = written
     return runs
