@@ -269,3 +269,33 @@ def test_smollm2_answer_keeps_only_supported_sentences(atlas, extractive):
     for s in ans.sentences:
         assert support(s.text, sources[s.cite])[0] if s.written else _verbatim(atlas, s)
     assert all(d.reason for d in ans.dropped)
+
+
+
+@pytest.mark.parametrize("meaning", [False, True], ids=["words", "meaning"])
+def test_a_sentence_moved_to_the_wrong_paper_is_dropped_though_that_papers_words_support_it(fake, meaning):
+    """Two ICLR 2021 lottery-ticket papers (seed 001) share most of a subject's words, so the word and meaning checks
+    pass *Long Live the Lottery*'s definition of the hypothesis cited to *GANs Can Play Lottery Tickets Too* (what
+    SmolLM2 did): the attribution check sees that it restates [1]'s excerpt and drops it; [1]'s sentence stays."""
+    from conftest import SEEDS, need
+    from paperatlas.llm.answer import Excerpt, rewrite_answer
+    from paperatlas.sources.paperlists_md import read_text
+
+    path = need(SEEDS / "001_2614e1796f49d7fd.txt")
+    papers = {p.title.split(":")[0]: p for p in read_text(path.read_text(encoding="utf-8"), str(path))}
+    lifelong, gans = papers["Long Live the Lottery"], papers["GANs Can Play Lottery Tickets Too"]
+    definition = next(x for x in split_sentences(lifelong.abstract) if x.startswith("The lottery ticket hypothesis"))
+    sources = [Source(1, lifelong.title, lifelong.abstract), Source(2, gans.title, gans.abstract)]
+    excerpts = [Excerpt(definition, 1), Excerpt(split_sentences(gans.abstract)[1], 2)]
+    enc = None
+    if meaning:
+        from paperatlas.enrich.query_embed import query_embedder
+
+        enc = query_embedder().encode
+    assert support(definition, sources[1], enc)[0]  # the words of [2] alone would let it pass
+    fake.answers = [f"{definition} [2] {excerpts[1].text} [2]"]
+    out = rewrite_answer(OpenAIChatBackend(fake.base_url, "tiny"), "what is the lottery ticket hypothesis",
+                         excerpts, sources, encode=enc)
+    moved = [d for d in out.dropped if d.text == definition]
+    assert moved and moved[0].reason.startswith("cites [2] but restates a sentence of [1]")
+    assert [(w.text, w.cite) for w in out.sentences if w.text == definition] == [(definition, 1)]

@@ -6,7 +6,9 @@ optional package or a gold file is missing. The ``paperatlas eval`` commands (:m
 them. Topic filing (issue 28): :mod:`.gold_sets` (the labelled sets), :mod:`.topic_filing` (the clustering rows),
 :mod:`.filing` (misfiled share, nearest level, k-means), :mod:`.label_agreement` (class names vs labels),
 :mod:`.label_quality` (``eval labels`` on an atlas), :mod:`.run_compare` (``eval compare``) and
-:mod:`.embed_cache` (the MiniLM vectors kept on disk).
+:mod:`.embed_cache` (the MiniLM vectors kept on disk). Cited answers and topic overviews (issue 29):
+:mod:`.ask_eval` (``eval ask``: questions from seed 004, ours vs baselines), :mod:`.ask_atlas` (its atlas of seeds
+001 + 004) and :mod:`.overview_eval` (the overviews' scores and a sample to judge).
 """
 
 from ._common import EvalUnavailable

@@ -11,7 +11,10 @@ is parsed into sentences and citations (:func:`parse_answer`) and each written s
 * **words**: at least :data:`MIN_WORD_SHARE` of its content words (framing and connective words such as
   ``propose``, ``also``, ``another`` exempt) occur there (:func:`paperatlas.llm.tldr.word_support`);
 * **meaning** (when an encoder is given): its MiniLM cosine with the closest sentence of the cited paper's abstract
-  or TL;DR is at least :data:`MIN_COSINE`.
+  or TL;DR is at least :data:`MIN_COSINE`;
+* **attribution**: it does not restate a sentence of another paper of the answer (cosine at least
+  :data:`MISATTRIBUTED_COSINE` with that paper's excerpt): a model that moves a sentence to the wrong ``[n]`` is
+  not saved by the two papers sharing a subject's words.
 
 The thresholds were chosen on SciTLDR dev (Cachola et al. 2020): the gold TL;DRs against their own paper's
 abstract and against the most similar other abstract of the set (``benchmarks/ask_support.py``; the figures are in
@@ -38,6 +41,11 @@ from .tldr import FRAMING_WORDS, _content_words, _stem, unsupported_numbers, wor
 MIN_WORD_SHARE = 0.65
 #: Least MiniLM cosine of a written sentence with the closest sentence of its cited paper (when encoded).
 MIN_COSINE = 0.55
+#: A written sentence this close (MiniLM cosine; without an encoder, the Jaccard index of word stems) to an excerpt
+#: of another paper than the one it cites restates that paper: it is dropped as misattributed, even when the cited
+#: paper's words support it (two papers on one subject share most words: SmolLM2 cited GANs Can Play Lottery Tickets
+#: Too for Long Live the Lottery's definition of the lottery ticket hypothesis).
+MISATTRIBUTED_COSINE, MISATTRIBUTED_JACCARD = 0.85, 0.6
 #: Most sentences read from the model's answer (the prompt asks for 2-6).
 MAX_WRITTEN = 6
 #: Longest written sentence, in words (a longer one is dropped: it is several claims run together).
@@ -385,6 +393,12 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
                     break
                 reasons.append(why)
             reason = "; ".join(reasons)
+        if ok and cite != excerpts[origin].cite:  # close to another paper's sentence: the citation is misplaced
+            close = float(ev[origin] @ sv[k]) if sv is not None and ev is not None else \
+                len(st & ex_stems[origin]) / (len(st | ex_stems[origin]) or 1)
+            if close >= (MISATTRIBUTED_COSINE if sv is not None else MISATTRIBUTED_JACCARD):
+                ok, reason = False, (f"cites [{cite}] but restates a sentence of [{excerpts[origin].cite}] "
+                                     f"({'cosine' if sv is not None else 'word overlap'} {close:.2f})")
         decided.append((text, cite, ok, reason, origin))
     kept = {origin for _t, _c, ok, _r, origin in decided[:MAX_WRITTEN] if ok}
     out: list[Written] = []
