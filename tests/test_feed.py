@@ -78,6 +78,7 @@ def test_topic_and_query_narrow_the_feed(nips, tmp_path):
     assert feed.bozo == 0 and feed.entries
     every = {p.title: p for p in atlas.papers}
     assert {every[e.title].topic_id for e in feed.entries} == {topic.id}
+    assert feed.feed.title == f"What’s new — topic {topic.label}"  # the label, not the id the reader typed
     n_new = sum(p.topic_id == topic.id for p in new.values())
     # the topic's 2018 papers first (the last build), then its 2017 papers (the build before)
     assert [e.title in new for e in feed.entries] == [True] * n_new + [False] * (len(feed.entries) - n_new)

@@ -133,7 +133,10 @@ def render_feed(atlas: Atlas, title: str = "", topic: str | None = None, query: 
         ValueError: ``topic`` names no topic of the atlas.
     """
     items = feed_papers(atlas, topic, query)
-    what = "".join(f" — {k} {v.strip()}" for k, v in (("topic", topic), ("search", query)) if v and v.strip())
+    named = topic.strip() if topic is not None else ""
+    if named.isdigit() and int(named) in atlas.topics:  # its label, as the reader knows it, not "topic 9"
+        named = atlas.topics[int(named)].label
+    what = "".join(f" — {k} {v}" for k, v in (("topic", named), ("search", (query or "").strip())) if v)
     ET.register_namespace("", ATOM_NS)
 
     def sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
