@@ -320,27 +320,3 @@ def test_the_builds_overviews_show_in_topics_md_awesome_md_and_the_site_publishe
         for href, pid in zip(cites, t.overview_papers, strict=True):
             assert _h1(page_path.parent / href) == atlas.by_id[pid].title
 
-
-def test_a_highlights_post_of_liked_papers_names_every_paper_its_overviews_cite(sample_atlas, atlas, tmp_path):
-    """A reading list holds a few papers, but an area's overview cites papers of the whole area: the CLI passes the
-    atlas's papers, so the cited papers are named even when they are not on the list."""
-    import shutil
-
-    from click.testing import CliRunner
-
-    from paperatlas.cli import main
-
-    db = tmp_path / "atlas.db"
-    shutil.copy(sample_atlas, db)
-    area = max((t for t in atlas.topics.values() if t.level == 0), key=lambda t: t.size)
-    liked = atlas.by_id[area.overview_papers[0]]
-    runner = CliRunner()
-    res = runner.invoke(main, ["list", "like", liked.id, "--db", str(db)])
-    assert res.exit_code == 0, res.output
-    out = tmp_path / "highlights.md"
-    res = runner.invoke(main, ["publish", "--db", str(db), "--format", "highlights-md", "-o", str(out)])
-    assert res.exit_code == 0, res.output
-    cited_line = _section(out.read_text(encoding="utf-8"), f"## {area.label}").strip().split("\n\n")[1]
-    assert len(area.overview_papers) >= 2
-    for n, pid in enumerate(area.overview_papers, 1):
-        assert f"\\[{n}\\]" in cited_line and atlas.by_id[pid].title in cited_line

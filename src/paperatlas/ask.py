@@ -11,18 +11,14 @@ abstract) into sentences (:func:`paperatlas.text.split_sentences`) and scores ea
 * **meaning**: the cosine of the sentence's MiniLM vector with the question's, when an encoder is given;
 * **paper rank**: ``1 / (1 + rank)`` of the paper in the search.
 
-Sentences are then picked paper by paper in the search's order (the search ranks papers better than the sentence
-scores do: on the ``eval ask`` questions, picking best sentence first cited deeper hits and lost 0.06 citation
-precision to the search's own top papers), best sentence first within a paper; a paper with no sentence that uses
-the question's words or comes close to it in meaning is skipped, and a sentence whose content words
-overlap a chosen one's by a Jaccard index above :data:`REDUNDANCY_MAX_JACCARD` (or whose vectors have a cosine above
-:data:`REDUNDANCY_MAX_COSINE`) is skipped, at most :data:`MAX_PER_PAPER` sentences come from one paper and at most
-:data:`MAX_SENTENCES` in all. The chosen sentences are ordered to read as a paragraph (:func:`reading_order`): a
-paper's sentences stay together, papers whose sentence defines the subject or gives background come first, then
-the others in rank order, and within a paper the background comes first and the findings ("we show",
-"outperforms", numbers) last, the introduction (the TL;DR, "We propose …") and method in the paper's own order
-between them (:func:`sentence_role`); papers are numbered ``[1]``..``[k]`` in that order. Every sentence is copied
-verbatim from its source field, so it is true to its source by construction.
+Sentences are picked paper by paper in the search's order (on ``eval ask``, best sentences first from any hit
+cited deeper hits and lost 0.06-0.08 citation precision), best first within a paper, skipping a sentence whose
+content words overlap a chosen one's by a Jaccard index above :data:`REDUNDANCY_MAX_JACCARD` (or vectors a cosine
+above :data:`REDUNDANCY_MAX_COSINE`); at most :data:`MAX_PER_PAPER` from one paper, :data:`MAX_SENTENCES` in all.
+They are ordered as a paragraph (:func:`reading_order`): a paper's sentences together, papers whose sentence
+defines the subject or gives background first, then by rank; within a paper background first, findings ("we show",
+numbers) last, introduction and method in the paper's order (:func:`sentence_role`); papers are numbered ``[1]``..
+``[k]`` in that order. Every sentence is verbatim from its source field, so true to its source by construction.
 
 With a generative ``backend`` (:func:`rewrite`, :mod:`paperatlas.llm.answer`) the model rewrites the chosen
 sentences; a sentence it writes is kept only when the paper it cites supports it, and is marked ``written``.

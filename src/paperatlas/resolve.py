@@ -56,6 +56,9 @@ _LINK_TEXT_RE = re.compile(r"\[([^\]]{8,300})\]\(([^)\s]*)\)")
 _EMPHASIS_RE = re.compile(r"\*\*([^*]{8,300})\*\*|__([^_]{8,300})__|(?<!\w)\*([^*\s][^*]{6,298})\*|"
                           r"(?<!\w)_([^_\s][^_]{6,298})_(?!\w)")
 _QUOTED_RE = re.compile(r"[\"“”]([^\"“”]{8,300})[\"“”]")
+# a paragraph that cites by number ("... [1]", Markdown-escaped "\[1\]"): a topic's overview under its heading,
+# not a paragraph about one paper
+_CITES_RE = re.compile(r"\\?\[\d{1,3}\\?\](?:\(|\s|$)")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 # the highlights post's byline under a paper heading: "*Author, Author · ICLR 2021 · Oral*"
 _BYLINE_RE = re.compile(r"^\*[^*]+·[^*]*(?:19|20)\d\d[^*]*\*$")
@@ -305,7 +308,8 @@ def references_in_text(text: str, path: str) -> list[Reference]:
                         and len(ln.body.split()) <= 60)
         elif is_title and i + 1 < len(lines):  # followed by a paragraph about it, not by the next title
             nxt = lines[i + 1]
-            explicit = bool(nxt.ids) or nxt.link_only or (len(nxt.body.split()) >= 5 and not title_line(i + 1))
+            explicit = bool(nxt.ids) or nxt.link_only or (len(nxt.body.split()) >= 5 and not title_line(i + 1)
+                                                          and not _CITES_RE.search(nxt.raw))
         else:
             explicit = False
         if not nested:

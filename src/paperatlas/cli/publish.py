@@ -85,8 +85,9 @@ def _publish(atlas, fmt: str, output: str, title: str, list_name: str | None) ->
             if notes[p.id]:
                 p.extra["note"] = notes[p.id]
     rel = {p.id: [r.paper.id for r in run_related(atlas, p, k=5)] for p in papers} if fmt in USES_RELATED else {}
-    cited = atlas.papers if papers is not atlas.papers else None  # a list's overviews cite the whole atlas's papers
-    out = run_publish(fmt, papers, list(atlas.topics.values()), rel, output, title=title, cited=cited)
+    # a list's document names only its own papers (its overviews' other citations stay plain [n]), so that
+    # `list import` of the published post gives back the same list
+    out = run_publish(fmt, papers, list(atlas.topics.values()), rel, output, title=title)
     extra = ""
     if fmt == "site":
         from ..publish.site import first_load_bytes
