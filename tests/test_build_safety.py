@@ -116,7 +116,7 @@ def test_listing_without_papers_is_refused_and_the_atlas_is_byte_identical(atlas
     listing.write_text(text)
     before = _digest(atlas)
     with pytest.raises(BuildRefused, match=r"yield 0 papers; refusing to replace its 12 papers with none; pass "
-                                           r"--replace \(replace=True\)"):
+                                           r"--replace to do it anyway"):
         build([listing], atlas, formats=[fmt], embedder=HashEmbedder())
     res = CliRunner().invoke(main, ["build", str(listing), "--db", str(atlas), "--format", fmt])
     assert res.exit_code == 1 and "Traceback" not in res.output

@@ -71,7 +71,7 @@ def _check_not_a_wipe(db: str | Path, n_new: int, old_ids: set[str], new_ids: se
     Raises:
         BuildRefused: ``n_new`` is 0, or fewer than half of ``old_ids`` are in ``new_ids``.
     """
-    flag = "pass --replace (replace=True) to do it anyway"
+    flag = "pass --replace to do it anyway"
     if n_new == 0:
         what = f"replace its {len(old_ids)} papers with none" if old_ids else "build an empty atlas"
         raise BuildRefused(f"{db}: the listings yield 0 papers; refusing to {what}; {flag}")
