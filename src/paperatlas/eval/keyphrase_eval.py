@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model import Paper, SourceError
+from ..sources.progress import ProgressFactory, progress_of
 from ._common import EVAL_EXTRA, EvalUnavailable, resolve_shared
 
 METHODS = ("ours", "yake", "keybert")
@@ -199,7 +200,7 @@ def embed_papers(papers: Sequence[Paper]) -> np.ndarray:
 
 
 def evaluate_keyphrases(papers: Sequence[Paper], methods: Iterable[str] = METHODS,
-                        embeddings: np.ndarray | None = None) -> list[dict]:
+                        embeddings: np.ndarray | None = None, progress: ProgressFactory | None = None) -> list[dict]:
     """Score keyphrase methods against the papers' gold keyphrases.
 
     Methods: ``ours`` (:class:`paperatlas.enrich.keyphrases.KeyphraseExtractor`), ``yake`` (YAKE, Campos et al.
@@ -212,6 +213,8 @@ def evaluate_keyphrases(papers: Sequence[Paper], methods: Iterable[str] = METHOD
         methods: Names from :data:`METHOD_FUNCS`, scored in this order.
         embeddings: :func:`embed_papers` of the kept papers, if already computed; else computed here when a
             method needs them.
+        progress: Where the papers done are counted, one bar per method (default a tqdm bar on stderr when it is a
+            terminal: :func:`paperatlas.sources.progress.progress_of`).
 
     Returns:
         One dict per method, in order: ``method``, ``n`` (papers), ``p5 r5 f5 p10 r10 f10`` (macro means in [0,
@@ -237,9 +240,11 @@ def evaluate_keyphrases(papers: Sequence[Paper], methods: Iterable[str] = METHOD
     rows = []
     for m in methods:
         fn, _ = METHOD_FUNCS[m]
-        t0 = time.perf_counter()
-        preds = fn(papers, embeddings) if papers else []
-        secs = time.perf_counter() - t0
+        with progress_of(f"keyphrases {m}", len(papers), "paper", progress) as update:
+            t0 = time.perf_counter()
+            preds = fn(papers, embeddings) if papers else []
+            secs = time.perf_counter() - t0
+            update(len(preds))
         row: dict = {"method": m, "n": len(papers)}
         for k in (5, 10):
             scores = np.array([prf(pr, p.given_keyphrases, k) for pr, p in zip(preds, papers, strict=True)]

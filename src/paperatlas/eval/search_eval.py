@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..sources.progress import ProgressFactory, progress_of, stderr_progress
 from ._common import EvalUnavailable, resolve_shared
 
 GOLD_SETS = {"colm2025": "data/paperlists/colm/colm2025.json.gz", "www2025": "data/paperlists/www/www2025.json.gz"}
@@ -156,29 +157,34 @@ def methods(atlas) -> dict[str, Callable[[str], list[str]]]:
             "MiniLM cosine": lambda q: by_scores(atlas.vectors @ embed(q))}
 
 
-def search_rows(atlas, queries: dict[str, set[str]]) -> list[dict]:
+def search_rows(atlas, queries: dict[str, set[str]], progress: ProgressFactory | None = None) -> list[dict]:
     """Score every method on the queries.
 
     Args:
         atlas: the atlas :func:`build_atlas` made.
         queries: ``keyword -> relevant titles`` from :func:`load_gold`.
+        progress: where the queries run are counted (methods x queries; default a tqdm bar on stderr when it is
+            a terminal: :func:`paperatlas.sources.progress.progress_of`).
 
     Returns:
         One row per method: ``method``, ``p10``, ``r10``, ``ndcg10`` (means over queries, in [0, 1]), ``ms`` (mean
         milliseconds per query) and ``n`` (queries).
     """
     rows = []
-    for name, run in methods(atlas).items():
-        run("warm up")  # the first query loads the embedder and the postings
-        scores, ms = [], []
-        for q, rel in queries.items():
-            t0 = time.perf_counter()
-            ranked = run(q)
-            ms.append(1000 * (time.perf_counter() - t0))
-            scores.append(_metrics(ranked, rel))
-        s = np.array(scores)
-        rows.append({"method": name, "p10": float(s[:, 0].mean()), "r10": float(s[:, 1].mean()),
-                     "ndcg10": float(s[:, 2].mean()), "ms": float(np.mean(ms)), "n": len(queries)})
+    runs = methods(atlas)
+    with progress_of("search eval", len(runs) * len(queries), "query", progress) as update:
+        for name, run in runs.items():
+            run("warm up")  # the first query loads the embedder and the postings
+            scores, ms = [], []
+            for q, rel in queries.items():
+                t0 = time.perf_counter()
+                ranked = run(q)
+                ms.append(1000 * (time.perf_counter() - t0))
+                scores.append(_metrics(ranked, rel))
+                update(1)
+            s = np.array(scores)
+            rows.append({"method": name, "p10": float(s[:, 0].mean()), "r10": float(s[:, 1].mean()),
+                         "ndcg10": float(s[:, 2].mean()), "ms": float(np.mean(ms)), "n": len(queries)})
     return rows
 
 
@@ -187,7 +193,8 @@ def evaluate(name: str, progress=None) -> tuple[str, int, list[dict]]:
 
     Args:
         name: see :func:`load_gold`.
-        progress: the build's progress factory.
+        progress: the progress factory of the build and of the queries (default: tqdm bars on stderr when it is a
+            terminal, :func:`paperatlas.sources.progress.stderr_progress`).
 
     Returns:
         ``(label, n_papers, rows)`` (:func:`search_rows`).
@@ -199,10 +206,10 @@ def evaluate(name: str, progress=None) -> tuple[str, int, list[dict]]:
 
     label, records, queries = load_gold(name)
     with tempfile.TemporaryDirectory(prefix="paperatlas-eval-search-") as tmp:
-        db = build_atlas(records, Path(tmp), progress)
+        db = build_atlas(records, Path(tmp), progress or stderr_progress)
         atlas = Atlas(db)
         try:
-            return label, len(records), search_rows(atlas, queries)
+            return label, len(records), search_rows(atlas, queries, progress)
         finally:
             atlas.close()
 

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ..enrich import tldr
+from ..sources.progress import ProgressFactory, progress_of
 from ._common import EVAL_EXTRA, EvalUnavailable
 
 Method = Callable[[dict], str]
@@ -213,7 +214,8 @@ def default_gold() -> Path:
     return here if here.exists() else _REPO.parent / "shared" / "data" / "scitldr" / "dev.jsonl.gz"
 
 
-def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Method] | None = None) -> list[dict]:
+def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Method] | None = None,
+                  progress: ProgressFactory | None = None) -> list[dict]:
     """Score TL;DR methods with ROUGE against the SciTLDR targets.
 
     ROUGE-1/2/L F1 comes from the ``rouge-score`` package (Google's reimplementation of Lin 2004, Porter stemmer
@@ -224,6 +226,8 @@ def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Me
         records: SciTLDR records (:func:`load_records`).
         methods: Names from :func:`available_methods`, or a name -> ``function(record) -> TL;DR`` mapping (e.g.
             from :func:`choose_methods`); ``None`` for all of :func:`available_methods`.
+        progress: Where the TL;DRs made are counted, one bar per method (default a tqdm bar on stderr when it is a
+            terminal: :func:`paperatlas.sources.progress.progress_of`; a generative backend takes seconds a paper).
 
     Returns:
         One row per method, in order: ``method``, ``n`` (papers), ``r1``/``r2``/``rL`` (F1 × 100 vs the author
@@ -251,7 +255,11 @@ def evaluate_tldr(records: Iterable[dict], methods: Iterable[str] | dict[str, Me
     rows = []
     for name, fn in chosen.items():
         t0 = time.perf_counter()
-        outs = [(_oracle(r, scorer) if fn is _oracle else fn(r)) for r in records]
+        outs = []
+        with progress_of(f"TL;DR {name}", len(records), "paper", progress) as update:
+            for r in records:
+                outs.append(_oracle(r, scorer) if fn is _oracle else fn(r))
+                update(1)
         dt = time.perf_counter() - t0
         fallback = getattr(fn, "fallback_rate", None)
         sums = dict.fromkeys(("r1", "r2", "rL", "r1_max", "r2_max", "rL_max"), 0.0)

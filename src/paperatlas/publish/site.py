@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,7 @@ from ..facets import CITATION_BUCKETS, RATING_BUCKETS, facets_of
 from ..mapview import STATIC_DIR as MAPVIEW_STATIC
 from ..mapview import htmlsafe_json, plotly_js_path
 from ..model import STATUSES, Paper, Topic, status_rank
+from ..sources.progress import ProgressFactory, progress_of
 from . import map_html
 from ._common import (
     ENV,
@@ -204,7 +205,21 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str]], out: Path, title: str) -> None:
+def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str]], out: Path, title: str,
+           progress: ProgressFactory | None = None) -> None:
+    with progress_of("site pages", len(papers) + len(topics) + len(author_index(papers).entries) + 5, "page",
+                     progress) as update:
+        _pages(papers, topics, related, out, title, update)
+
+
+def _pages(papers: list[Paper], topics: list[Topic], related: dict[str, list[str]], out: Path, title: str,
+           update: Callable[[int], None]) -> None:
+    """Write every file of the site into ``out``, calling ``update(1)`` after each page or data file."""
+
+    def write(path: Path, text: str) -> None:
+        _write(path, text)
+        update(1)
+
     by_id = {t.id: t for t in topics}
     slugs = _slugs(papers)
     by_paper = {p.id: p for p in papers}
@@ -216,8 +231,8 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
         shutil.copyfile(src, out / "assets" / name)
 
     data = _site_data(papers, by_id, slugs, title)
-    _write(out / "data" / "papers.js", "window.ATLAS = " + htmlsafe_json(data) + ";\n")
-    _write(out / "index.html", ENV.get_template("site/index.html").render(
+    write(out / "data" / "papers.js", "window.ATLAS = " + htmlsafe_json(data) + ";\n")
+    write(out / "index.html", ENV.get_template("site/index.html").render(
         title=title, root="", n_papers=len(papers), n_areas=len(data["areas"])))
 
     def topic_ref(t: Topic | None) -> dict[str, Any] | None:
@@ -240,7 +255,7 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
         topic = by_id.get(p.topic_id) if p.topic_id is not None else None
         area = by_id.get(topic.parent_id) if topic is not None and topic.parent_id is not None else None
         rel = [paper_ref(by_paper[r]) for r in related.get(p.id, []) if r in by_paper and r != p.id]
-        _write(out / "paper" / f"{slugs[p.id]}.html", page.render(
+        write(out / "paper" / f"{slugs[p.id]}.html", page.render(
             title=title, root="../", p=p, paper_title=one_line(p.title), status=one_line(p.status),
             venue=one_line(p.venue), year=p.year, tldr=one_line(p.tldr), abstract=[
                 one_line(x) for x in (p.abstract or "").split("\n\n") if x.strip()],
@@ -252,7 +267,7 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
     trends = published_trends(papers, topics)
     # Plotly.js once, for the map and the trend charts (a <script src> works from file://)
     shutil.copyfile(plotly_js_path(), out / "assets" / "plotly.min.js")
-    _write(out / "trends.html", ENV.get_template("site/trends.html").render(title=title, root="",
+    write(out / "trends.html", ENV.get_template("site/trends.html").render(title=title, root="",
                                                                              **site_page_args(trends)))
     page = ENV.get_template("site/topic.html")
     for t in topics:
@@ -268,7 +283,7 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
                      or (status is None and p.status not in STATUSES)]
             if group:
                 groups.append({"status": status or "Other", "papers": group})
-        _write(out / "topic" / f"{t.id}.html", page.render(
+        write(out / "topic" / f"{t.id}.html", page.render(
             title=title, root="../", t=t, label=one_line(t.label), keyphrases=t.keyphrases[:12],
             subs=[{"id": s.id, "label": s.label, "n": len(members.get(s.id, []))} for s in subs],
             parent=topic_ref(parent), groups=groups, n=len(ps), overview=overview, cited=cited,
@@ -279,12 +294,12 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
     page = ENV.get_template("site/author.html")
     for key, a in authors.entries.items():
         co = authors.coauthors(key)
-        _write(out / "author" / f"{key}.html", page.render(
+        write(out / "author" / f"{key}.html", page.render(
             title=title, root="../", name=a.name, papers=[paper_ref(p) for p in a.papers],
             coauthors=[{"key": c.key, "name": c.name, "n": n} for c, n in co],
             spellings=[x for x in a.spellings if x != a.name]))
     areas = sorted((t for t in topics if t.parent_id is None or t.parent_id == t.id), key=lambda t: (-t.size, t.id))
-    _write(out / "topics.html", ENV.get_template("site/topics.html").render(
+    write(out / "topics.html", ENV.get_template("site/topics.html").render(
         title=title, root="", areas=[{"id": a.id, "label": a.label, "n": len(members.get(a.id, [])),
                                       "keyphrases": a.keyphrases[:6],
                                       "subs": [{"id": t.id, "label": t.label, "n": len(members.get(t.id, [])),
@@ -292,13 +307,14 @@ def _build(papers: list[Paper], topics: list[Topic], related: dict[str, list[str
                                                for t in sorted((t for t in topics if t.parent_id == a.id
                                                                 and t.id != a.id), key=lambda t: (-t.size, t.id))]}
                                      for a in areas]))
-    _write(out / "map.html", map_html.render(papers, topics, related, title=f"{title} — map", nav=SITE_NAV,
+    write(out / "map.html", map_html.render(papers, topics, related, title=f"{title} — map", nav=SITE_NAV,
                                              paper_href="paper/__ID__.html", topic_href="topic/__ID__.html",
                                              plotly_src="assets/plotly.min.js"))
 
 
 def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topic],
-               related: dict[str, list[str]] | None, out_dir: str | Path, title: str = "") -> Path:
+               related: dict[str, list[str]] | None, out_dir: str | Path, title: str = "",
+               progress: ProgressFactory | None = None) -> Path:
     """Write the static site (see the module docstring) to the folder ``out_dir``.
 
     Atomic and never destructive (:func:`paperatlas.publish._output.replace_folder`): the site is built in a
@@ -313,6 +329,8 @@ def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topi
         out_dir: the site folder to write (its parent is created when missing).
         title: the site title; default ``"<venue>"`` (e.g. ``"ICLR 2021"``), ``"Papers"`` when no venue covers
             half of the papers.
+        progress: Where the pages written are counted (:func:`paperatlas.sources.progress.progress_of`; default
+            a tqdm bar on stderr when it is a terminal): one page per paper, topic and author, and 5 more.
 
     Returns:
         ``out_dir`` as a Path.
@@ -327,7 +345,8 @@ def write_site(papers: Iterable[Paper], topics: Iterable[Topic] | dict[int, Topi
     papers = list(papers)
     topics = list(topics.values()) if isinstance(topics, dict) else list(topics)
     title = one_line(title) or default_title(papers).replace("Awesome ", "")
-    return replace_folder(out_dir, FORMAT, lambda folder: _build(papers, topics, dict(related or {}), folder, title))
+    return replace_folder(out_dir, FORMAT, lambda folder: _build(papers, topics, dict(related or {}), folder, title,
+                                                                 progress))
 
 
 __all__ = ["FORMAT", "first_load_bytes", "write_site"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from ..model import Link, Paper, SourceError, SourceRef
 from ..text import classify_link
 from ._common import FetchCache, SourceWarning, bare_doi, offline, skip_record
 from .dblp import line_of, parse_xml
+from .progress import ProgressFactory, progress_of
 
 FORMAT = "acl-anthology"
 SCHEME = "acl"
@@ -352,14 +354,14 @@ def _anthology(datadir: str, source: str, cache: FetchCache, refresh: bool):
             raise SourceError(source, None, f"cannot open the ACL Anthology data in {datadir}: {e}") from e
     if offline():
         raise cache.unreachable(_SERVICE, RuntimeError("offline (PAPERATLAS_OFFLINE is set)"), refresh)
-    try:
-        return Anthology.from_repo(verbose=False)
+    try:  # the package's own progress display of the clone (rich), when someone is watching
+        return Anthology.from_repo(verbose=sys.stderr.isatty())
     except Exception as e:  # git's and the file system's errors, whatever cloning raises: the network source failed
         raise cache.unreachable(_SERVICE, e, refresh) from e
 
 
 def fetch(query: str, strict: bool = False, cache_dir=None, refresh: bool = False, acl_data: str | None = None,
-          **_options) -> list[Paper]:
+          fetch_progress: ProgressFactory | None = None, **_options) -> list[Paper]:
     """Papers of an Anthology volume, collection, paper or event (``paperatlas build acl:QUERY``).
 
     Args:
@@ -369,7 +371,9 @@ def fetch(query: str, strict: bool = False, cache_dir=None, refresh: bool = Fals
         cache_dir: The cache directory (default :func:`._common.cache_root`).
         refresh: Read the Anthology again even when this query is cached.
         acl_data: The Anthology's data directory (default ``$PAPERATLAS_ACL_DATA``; when neither is set, the
-            package clones the Anthology from GitHub).
+            package clones the Anthology from GitHub, showing its own progress when stderr is a terminal).
+        fetch_progress: Where reading the matched volumes reports them (:func:`.progress.progress_of`; default a tqdm
+            bar on stderr when it is a terminal).
         **_options: Other build options, ignored.
 
     Returns:
@@ -394,12 +398,15 @@ def fetch(query: str, strict: bool = False, cache_dir=None, refresh: bool = Fals
 
     try:
         records = []
-        for found in _volumes(anthology, query.strip(), source):
-            volume, papers = (found, list(found.papers())) if hasattr(found, "papers") else (found.parent, [found])
-            for p in papers:
-                removed = p.deletion is not None and str(p.deletion.type.value) == "removed"
-                if not p.is_frontmatter and not removed:
-                    records.append(_package_record(p, volume, acronym))
+        found_all = _volumes(anthology, query.strip(), source)
+        with progress_of("ACL Anthology", len(found_all), "volume", fetch_progress) as update:
+            for found in found_all:
+                volume, papers = (found, list(found.papers())) if hasattr(found, "papers") else (found.parent, [found])
+                for p in papers:
+                    removed = p.deletion is not None and str(p.deletion.type.value) == "removed"
+                    if not p.is_frontmatter and not removed:
+                        records.append(_package_record(p, volume, acronym))
+                update(1)
     except SourceError:
         raise
     except (AnthologyException, ValueError, KeyError, TypeError, OSError) as e:

@@ -27,6 +27,7 @@ from datetime import date
 
 from ..model import Link, Paper, SourceError, SourceRef
 from ._common import FetchCache, arxiv_id, bare_doi, offline, skip_record
+from .progress import ProgressFactory, progress_of
 
 FORMAT = "arxiv"
 SCHEME = "arxiv"
@@ -174,8 +175,12 @@ def _papers(records: list, path: str, strict: bool) -> list[Paper]:
     return papers
 
 
-def _fetch_records(source: str, search_kwargs: dict, cache_dir, refresh: bool, client=None, label=None) -> list:
-    """The entry records of one arXiv API search: from the cache, else fetched (and cached); errors name ``label``."""
+def _fetch_records(source: str, search_kwargs: dict, cache_dir, refresh: bool, client=None, label=None,
+                   progress: ProgressFactory | None = None) -> list:
+    """The entry records of one arXiv API search: from the cache, else fetched (and cached); errors name ``label``.
+
+    A fetch counts its entries on a progress bar (``progress``, default tqdm on stderr; pages of 100 come 3 s apart).
+    """
     cache = FetchCache(source, cache_dir, label=label)
     cached = cache.load()
     if cached is not None and not refresh:
@@ -190,7 +195,11 @@ def _fetch_records(source: str, search_kwargs: dict, cache_dir, refresh: bool, c
     limit = search_kwargs.get("max_results") or DEFAULT_MAX
     client = client or arxiv.Client(page_size=min(100, limit), delay_seconds=3.0, num_retries=3)
     try:
-        records = [_record(r) for r in client.results(arxiv.Search(**search_kwargs))]
+        records = []
+        with progress_of("arXiv", limit, "paper", progress) as update:
+            for result in client.results(arxiv.Search(**search_kwargs)):
+                records.append(_record(result))
+                update(1)
     except (arxiv.ArxivError, OSError, ValueError) as e:  # HTTP errors, connection failures, unparsable pages
         raise cache.unreachable(_SERVICE, e, refresh) from e
     cache.save(records)
@@ -198,7 +207,8 @@ def _fetch_records(source: str, search_kwargs: dict, cache_dir, refresh: bool, c
 
 
 def fetch(query: str, strict: bool = False, cache_dir=None, refresh: bool = False, max_results: int | None = None,
-          date_from: str | None = None, date_to: str | None = None, client=None, **_options) -> list[Paper]:
+          date_from: str | None = None, date_to: str | None = None, client=None,
+          fetch_progress: ProgressFactory | None = None, **_options) -> list[Paper]:
     """Papers of an arXiv search (``paperatlas build arxiv:QUERY``).
 
     Args:
@@ -210,6 +220,8 @@ def fetch(query: str, strict: bool = False, cache_dir=None, refresh: bool = Fals
         date_from: First submission day, ``YYYY-MM-DD``.
         date_to: Last submission day, ``YYYY-MM-DD``.
         client: An ``arxiv.Client`` to use (tests); default: pages of up to 100, 3 s apart, 3 retries.
+        fetch_progress: Where a fetch reports the entries received (:func:`.progress.progress_of`; default a tqdm bar
+            on stderr when it is a terminal).
         **_options: Other build options, ignored.
 
     Returns:
@@ -223,7 +235,7 @@ def fetch(query: str, strict: bool = False, cache_dir=None, refresh: bool = Fals
     source = f"arxiv:{query}"
     key = f"{source}|{date_from or ''}|{date_to or ''}|{limit}"
     records = _fetch_records(key, {"query": search_query(query, date_from, date_to), "max_results": limit},
-                             cache_dir, refresh, client)
+                             cache_dir, refresh, client, progress=fetch_progress)
     return _papers(records, source, strict)
 
 
@@ -256,7 +268,7 @@ def _read_feed(text: str, path: str, strict: bool) -> list[Paper]:
 
 
 def read_text(text: str, path: str, strict: bool = False, cache_dir=None, refresh: bool = False, client=None,
-              **_hints) -> list[Paper]:
+              fetch_progress: ProgressFactory | None = None, **_hints) -> list[Paper]:
     """Read a saved arXiv Atom feed, or fetch the papers a file of arXiv ids/links names.
 
     Args:
@@ -266,6 +278,7 @@ def read_text(text: str, path: str, strict: bool = False, cache_dir=None, refres
         cache_dir: The fetch cache directory (id lists).
         refresh: Fetch an id list again even when cached.
         client: An ``arxiv.Client`` (tests).
+        fetch_progress: Where fetching an id list reports the entries received (default a tqdm bar on stderr).
         **_hints: Ignored.
 
     Returns:
@@ -288,5 +301,5 @@ def read_text(text: str, path: str, strict: bool = False, cache_dir=None, refres
     if not ids:
         raise SourceError(path, None, "no arXiv ids or links in the file")
     records = _fetch_records(f"arxiv:ids:{','.join(ids)}", {"id_list": ids, "max_results": len(ids)}, cache_dir,
-                             refresh, client, label=path)
+                             refresh, client, label=path, progress=fetch_progress)
     return _papers(records, path, strict)
