@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install paperatlas with its test extras into ./.venv and run the whole test suite (pytest).
+# Install paperatlas with its test extras into ./.venv (the versions of constraints.txt, the CPU build of torch
+# first: scripts/install.sh) and run the whole test suite (pytest).
 # Browser tests drive Debian's Chromium (/usr/bin/chromium) through Playwright, and the export tests read our
 # BibTeX/CSL-JSON back with pandoc (as Zotero would import them); both are installed here when missing and we
 # are root (as on CI). Extra arguments go to pytest, e.g. `bash scripts/test.sh -k search`.
@@ -7,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 . .venv/bin/activate
-pip install -q --disable-pip-version-check -e '.[test]'
+. scripts/install.sh
+pa_install '[test]'
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v pandoc >/dev/null || missing+=(pandoc)

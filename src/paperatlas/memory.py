@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import resource
+import sys
+
+try:
+    import resource
+except ImportError:  # Windows: no getrusage
+    resource = None  # type: ignore[assignment]
 
 
 def trim_heap() -> None:
@@ -22,8 +27,27 @@ def trim_heap() -> None:
 
 
 def peak_rss_mib() -> float:
-    """Peak resident memory of this process so far (``getrusage`` ``ru_maxrss``, KiB on Linux), in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """Peak resident memory of this process so far, in MiB.
+
+    ``getrusage`` ``ru_maxrss``, which is KiB on Linux and the BSDs but bytes on macOS (``getrusage(2)`` of each);
+    where there is no ``resource`` module (Windows), ``psutil``'s peak working set (``peak_wset``, bytes) when
+    psutil is installed, else 0.0.
+
+    Returns:
+        The peak, MiB (0.0 when the platform does not tell).
+    """
+    if resource is None:
+        try:
+            import psutil
+        except ImportError:
+            return 0.0
+        return getattr(psutil.Process().memory_info(), "peak_wset", 0) / 2**20
+    return _maxrss_mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, sys.platform)
+
+
+def _maxrss_mib(ru_maxrss: int, platform: str) -> float:
+    """``ru_maxrss`` as MiB: bytes on macOS (``platform == "darwin"``), KiB elsewhere."""
+    return ru_maxrss / (2**20 if platform == "darwin" else 1024.0)
 
 
 #: glibc's ``mallopt`` parameter number of ``M_MMAP_THRESHOLD`` (``malloc.h``)

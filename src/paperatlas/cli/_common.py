@@ -7,12 +7,13 @@ stderr), the query embedder, and the help of options whose choices come from a r
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 import click
+
+from ..settings import settings
 
 DEFAULT_DB = "paperatlas.db"
 SAMPLE_LISTING = Path(__file__).resolve().parents[1] / "data" / "iclr2021_sample.md"
@@ -37,8 +38,8 @@ def resolve_db(db: str | None) -> Path:
     """
     if db:
         return refuse_directory(db)
-    if os.environ.get("PAPERATLAS_DB"):
-        return refuse_directory(os.environ["PAPERATLAS_DB"])
+    if settings.db:
+        return refuse_directory(settings.db)
     if Path(DEFAULT_DB).exists():
         return Path(DEFAULT_DB)
     found = sorted(p for p in Path(".").glob("*.db") if p.is_file())

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 
 import click
 
 from ..model import SourceError
+from ..settings import settings
 from ..sources import READERS, RecordSkipped, SourceWarning, describe
 from ._common import (
     DEFAULT_DB,
@@ -104,7 +104,7 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
     from ..build import build as run_build
     from ._common import refuse_directory
 
-    refuse_directory(db or os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)  # at once, not after the whole build
+    refuse_directory(db or settings.db or DEFAULT_DB)  # at once, not after the whole build
     from ..enrich.embed import EmbedderUnavailable
     from ..store import AtlasTooNew, MalformedAtlas
     from ..store.lock import AtlasBusy
@@ -132,7 +132,7 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
         except ValueError as e:
             raise click.UsageError(f"--precision bf16: {e}") from e
     formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
-    path = Path(db) if db else Path(os.environ.get("PAPERATLAS_DB") or DEFAULT_DB)
+    path = Path(db) if db else Path(settings.db or DEFAULT_DB)
     backends: dict[str, object] = {}
     for name in {tldr_backend, label_backend} - {EXTRACTIVE}:  # one instance when both use the same model
         from ..llm.backends import BackendUnavailable, make_backend

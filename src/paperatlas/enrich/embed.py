@@ -14,6 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
+from ..settings import settings
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
@@ -89,8 +91,8 @@ def resolve_precision(precision: str) -> str:
     """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
-    if precision == "auto" and os.environ.get("PAPERATLAS_PRECISION", "auto") != "auto":
-        return resolve_precision(os.environ["PAPERATLAS_PRECISION"])
+    if precision == "auto" and settings.precision != "auto":
+        return resolve_precision(settings.precision)
     if precision == "auto":
         return "bf16" if bf16_native() else "fp32"
     if precision == "bf16" and not bf16_native():

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..settings import settings
 from .embed import DEFAULT_MODEL, MiniLMEmbedder, get_embedder
 
 #: the exported graph's file name in the model cache (the package version and weight size make it unique)
@@ -34,16 +35,13 @@ ENCODE_CHUNK = 4
 def model_cache_dir() -> Path:
     """Where exported models are kept.
 
-    ``$PAPERATLAS_MODEL_CACHE``, else ``$XDG_CACHE_HOME/paperatlas/models``, else ``~/.cache/paperatlas/models``.
+    ``$PAPERATLAS_MODEL_CACHE``, else ``models`` in the user cache directory (``~/.cache/paperatlas/models`` on
+    Linux): :attr:`paperatlas.settings.Settings.model_cache_dir`.
 
     Returns:
         The directory (not created here).
     """
-    env = os.environ.get("PAPERATLAS_MODEL_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "paperatlas" / "models"
+    return settings.model_cache_dir
 
 
 def model_dir() -> Path:
@@ -217,6 +215,6 @@ def query_embedder(allow_export: bool = True):
             _FAST[DEFAULT_MODEL] = OnnxQueryEmbedder(path)
             return _FAST[DEFAULT_MODEL]
     except Exception as e:  # noqa: BLE001 - no onnxruntime/onnx, a read-only cache, a failed export: fall back
-        if os.environ.get("PAPERATLAS_DEBUG"):
+        if settings.debug:
             print(f"paperatlas: fast query model unavailable ({e}); using sentence-transformers", file=sys.stderr)
     return get_embedder()

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..settings import settings
+
 #: environment variable; ``off`` (or ``0``) disables the cache
 CACHE_ENV = "PAPERATLAS_EVAL_CACHE"
 
@@ -52,7 +54,7 @@ def cache_file(key: str | None) -> Path | None:
     """
     from ..sources._common import cache_root
 
-    if not key or os.environ.get(CACHE_ENV, "").lower() in ("off", "0", "no", "false"):
+    if not key or not settings.eval_cache:
         return None
     return cache_root() / "eval-embeddings" / f"{key}.npz"
 

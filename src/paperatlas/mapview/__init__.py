@@ -9,14 +9,13 @@ same paper, so 40k papers stay a few MB of JSON. Areas (level-0 topics) colour t
 (:func:`topic_color` of the area id) and label the map when zoomed out; sub-topics (level-1 topics with a parent)
 label it when zoomed in. An atlas without a hierarchy has only areas: every topic is its own area.
 
-Plotly.js itself is the ``plotly.min.js`` bundled in the ``plotly`` PyPI package (:func:`plotly_js_path`); nothing
-is fetched from the network at run time.
+Plotly.js itself is vendored: ``mapview/vendor/plotly.min.js`` (plotly.js 3.3.1, MIT, its licence beside it;
+:func:`plotly_js_path`); nothing is fetched from the network at run time and the ``plotly`` package is not needed.
 """
 
 from __future__ import annotations
 
 import colorsys
-import importlib.util
 import json
 import math
 import numbers
@@ -29,6 +28,9 @@ from ..model import Paper, Topic
 
 #: Package folder holding ``atlasmap.js`` and ``atlasmap.css``.
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+#: Package folder holding the vendored ``plotly.min.js`` and its licence (``plotly.LICENSE.txt``).
+VENDOR_DIR = Path(__file__).resolve().parent / "vendor"
 
 #: Sub-topic labels replace area labels once the visible part of the map is smaller than this fraction of the
 #: whole (geometric mean of the x and y range fractions); mirrored by ``ZOOM_SUBTOPICS`` in atlasmap.js.
@@ -211,20 +213,17 @@ def htmlsafe_json(obj: Any) -> str:
 
 
 def plotly_js_path() -> Path:
-    """Path of the ``plotly.min.js`` bundled in the installed ``plotly`` package (found without importing it).
+    """Path of the vendored ``plotly.min.js`` (plotly.js 3.3.1, ~4.8 MB; :data:`VENDOR_DIR`).
 
     Returns:
-        The file's path.
+        The file's path (package data: ``mapview/vendor/plotly.min.js``, its licence in ``plotly.LICENSE.txt``).
 
     Raises:
-        FileNotFoundError: The package or the file is missing (the message says what to install).
+        FileNotFoundError: The file is missing from the installed package (a broken install; reinstall paperatlas).
     """
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the map needs plotly.min.js from the plotly package: pip install plotly==6.5.2")
-    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    path = VENDOR_DIR / "plotly.min.js"
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing from the installed plotly package; reinstall plotly==6.5.2")
+        raise FileNotFoundError(f"{path}: missing from the installed paperatlas package; reinstall it")
     return path
 
 

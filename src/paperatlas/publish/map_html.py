@@ -2,7 +2,7 @@
 
 The map is a single HTML file that works opened from disk (``file://``) with no network.
 
-The file inlines everything it needs: Plotly.js (the ``plotly.min.js`` bundled in the ``plotly`` package, ~4.8 MB),
+The file inlines everything it needs: Plotly.js (the vendored ``mapview/vendor/plotly.min.js``, ~4.8 MB),
 the map script and stylesheet shared with the web app (``mapview/static/atlasmap.js``/``atlasmap.css``) and the data
 of :func:`paperatlas.mapview.map_payload` as JSON: per paper its map coordinates (unitless), area and sub-topic,
 title, TL;DR, keyphrases, authors, status and http(s) paper URL. Expect roughly 5 MB plus ~0.5 kB per paper
@@ -55,8 +55,8 @@ def render(papers: Iterable[Paper], topics: Iterable[Topic], related: dict[str, 
         The HTML text (rendered with :data:`._common.ENV`, template ``map.html``).
 
     Raises:
-        FileNotFoundError: the installed ``plotly`` package lacks ``plotly.min.js`` (or the package static files
-            are missing).
+        FileNotFoundError: the vendored ``plotly.min.js`` (or another package static file) is missing from the
+            installed package.
         TypeError: a paper coordinate is not a number.
         ValueError: an inlined asset would end its ``<script>``/``<style>`` element early.
     """

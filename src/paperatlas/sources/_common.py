@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 from ..model import Link, Paper, SourceError, SourceRef
+from ..settings import settings
 from ..text import classify_link
 
 #: Venue acronyms recognised in file names (lower-case) -> their display spelling when it is not the acronym in
@@ -107,19 +108,17 @@ def offline() -> bool:
     Returns:
         True when offline.
     """
-    return os.environ.get("PAPERATLAS_OFFLINE", "") not in ("", "0")
+    return settings.offline
 
 
 def cache_root() -> Path:
     """Directory of the network readers' caches.
 
     Returns:
-        ``$PAPERATLAS_CACHE`` when set, else ``$XDG_CACHE_HOME/paperatlas`` (default ``~/.cache/paperatlas``).
+        ``$PAPERATLAS_CACHE`` when set, else the user cache directory (``platformdirs``; on Linux
+        ``$XDG_CACHE_HOME/paperatlas``, default ``~/.cache/paperatlas``): :attr:`.settings.Settings.cache_dir`.
     """
-    env = os.environ.get("PAPERATLAS_CACHE")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "paperatlas"
+    return settings.cache_dir
 
 
 class FetchCache:

@@ -25,13 +25,13 @@ the abstract); awards and the bibkey in ``extra``. Front matter and removed pape
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import warnings
 from pathlib import Path
 
 from ..model import Link, Paper, SourceError, SourceRef
+from ..settings import settings
 from ..text import classify_link
 from ._common import FetchCache, SourceWarning, bare_doi, offline, skip_record
 from .dblp import line_of, parse_xml
@@ -385,7 +385,7 @@ def fetch(query: str, strict: bool = False, cache_dir=None, refresh: bool = Fals
             (the message names the source and the cache).
     """
     source = f"acl:{query.strip()}"
-    datadir = str(acl_data or os.environ.get(DATA_ENV, "") or "")
+    datadir = str(acl_data or settings.acl_data or "")
     cache = FetchCache(f"{source}|{Path(datadir).resolve() if datadir else 'github'}", cache_dir, label=source)
     cached = cache.load()
     if cached is not None and not refresh:

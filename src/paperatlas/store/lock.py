@@ -4,8 +4,17 @@ A build holds the lock (``fcntl.flock``, exclusive) from before it copies the at
 rebuilt copy into place, so a second build of the same atlas waits for the first (and then starts from its result)
 instead of racing it. The lock lives on its own file, never on the atlas: the reader's writes (reading list,
 overrides: :mod:`paperatlas.store.userdata`) do not take it and are never blocked by a build. The kernel drops
-the lock when its holder exits or is killed, so a killed build never leaves the atlas locked. The lock file
-itself is left in place (removing it would let two builds lock two different files of one name).
+the lock when its holder exits or is killed, so a killed build never leaves the atlas locked.
+
+The last holder removes the lock file as it lets go (no ``atlas.db.lock`` is left beside the atlas after a build or
+a serve): it unlinks the file while it still holds the lock exclusively (a shared holder first tries to turn its
+lock exclusive without waiting, and leaves the file when another holder is still in), and whoever takes a lock
+checks, once it holds it, that the path still names the file it locked (same inode), starting again on a new file
+otherwise, so two processes never hold "the" lock on two different files of one name. Only a killed holder leaves
+its (unlocked, harmless) file behind; the next holder removes it.
+
+Where ``fcntl`` is missing (Windows), the locks are :class:`filelock.FileLock` (exclusive only: a reader's write
+then also waits for another reader's write, never for long), which removes its file as well.
 
 The swap lock (``<atlas>.swap-lock``, :func:`swap_lock`) is held shared by every reader's write for its whole
 transaction, from before it opens the atlas until it has closed it, and exclusively by a build for the few
@@ -18,11 +27,15 @@ file (where SQLite would take the new file's ``-journal``, found by name, for it
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: filelock (msvcrt) instead; see the module's docstring
+    fcntl = None  # type: ignore[assignment]
 
 #: Seconds a build waits for another build of the same atlas before it gives up (:class:`AtlasBusy`).
 DEFAULT_TIMEOUT = 600.0
@@ -80,7 +93,7 @@ def build_lock(path: str | Path, timeout: float = DEFAULT_TIMEOUT,
         if on_wait is not None:
             on_wait(f"{path}: another build of this atlas is running; waiting for it to finish (up to {timeout:g} s)")
 
-    with _flock(lock_path(path), fcntl.LOCK_EX, timeout, waiting, lambda: AtlasBusy(path, timeout)):
+    with _flock(lock_path(path), True, timeout, waiting, lambda: AtlasBusy(path, timeout)):
         yield
 
 
@@ -116,37 +129,94 @@ def swap_lock(path: str | Path, exclusive: bool, timeout: float) -> Iterator[Non
         AtlasBusy: The lock was not free after ``timeout`` seconds.
     """
     held = "the reader's writes held it" if exclusive else "a build is swapping in a rebuilt atlas"
-    with _flock(swap_lock_path(path), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH, timeout, None,
+    with _flock(swap_lock_path(path), exclusive, timeout, None,
                 lambda: AtlasBusy(path, timeout, held)):
         yield
 
 
 @contextlib.contextmanager
-def _flock(lock_file: Path, mode: int, timeout: float, on_first_wait: Callable[[], None] | None,
+def _flock(lock_file: Path, exclusive: bool, timeout: float, on_first_wait: Callable[[], None] | None,
            busy: Callable[[], Exception]) -> Iterator[None]:
-    """Hold ``fcntl.flock(mode)`` on ``lock_file`` (created when missing) for the block, polling up to ``timeout`` s.
+    """Hold ``flock`` (exclusive or shared) on ``lock_file`` for the block, polling up to ``timeout`` s.
+
+    The file is created when missing and removed by the last holder (see the module's docstring).
 
     Raises:
         Exception: ``busy()`` (an :class:`AtlasBusy`) when the lock was not free after ``timeout`` seconds.
     """
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        told = False
-        while True:
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise busy() from None
-                if not told and on_first_wait is not None:
-                    on_first_wait()
-                told = True
-                time.sleep(_POLL_SECONDS)
-        try:
+    if fcntl is None:
+        with _filelock(lock_file, timeout, busy):
             yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        return
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    deadline = time.monotonic() + timeout
+    told = False
+    while True:
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise busy() from None
+            if not told and on_first_wait is not None:
+                on_first_wait()
+            told = True
+            time.sleep(_POLL_SECONDS)
+            continue
+        if _same_file(fd, lock_file):
+            break
+        os.close(fd)  # its last holder removed it between our open and our lock: lock the path's new file
+    try:
+        yield
     finally:
-        os.close(fd)
+        try:
+            if exclusive:
+                _unlink(lock_file)
+            else:
+                try:  # the last shared holder removes the file; another still in keeps it
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    _unlink(lock_file)
+                except BlockingIOError:
+                    pass
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the open file ``fd`` (not removed, nor replaced by a new file of that name)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
+
+
+def _unlink(path: Path) -> None:
+    """Remove ``path`` if it is there."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def _filelock(lock_file: Path, timeout: float, busy: Callable[[], Exception]) -> Iterator[None]:
+    """The lock where ``fcntl`` is missing: :class:`filelock.FileLock` (exclusive), its file removed on release.
+
+    Raises:
+        Exception: ``busy()`` when the lock was not free after ``timeout`` seconds.
+    """
+    import filelock
+
+    lock = filelock.FileLock(str(lock_file))
+    try:
+        lock.acquire(timeout=timeout, poll_interval=_POLL_SECONDS)
+    except filelock.Timeout:
+        raise busy() from None
+    try:
+        yield
+    finally:
+        lock.release()
+        with contextlib.suppress(OSError):
+            os.unlink(lock_file)

@@ -29,10 +29,14 @@ import functools
 import hmac
 import ipaddress
 import re
-import resource
 import secrets
 from collections.abc import Callable, Iterable
 from urllib.parse import urlencode, urlsplit
+
+try:
+    import resource
+except ImportError:  # Windows: no file-descriptor limit to raise (_connection_limit keeps what was asked)
+    resource = None  # type: ignore[assignment]
 
 from flask import Flask, abort, redirect, request, session
 from markupsafe import Markup, escape
@@ -367,7 +371,7 @@ def _connection_limit(wanted: int) -> int:
             new = need if hard == resource.RLIM_INFINITY else min(need, hard)
             resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
             soft = new
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # AttributeError: no resource module
         return wanted
     return wanted if soft == resource.RLIM_INFINITY else max(16, min(wanted, soft - _SPARE_FDS))
 
