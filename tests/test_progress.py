@@ -139,3 +139,45 @@ def test_the_default_bar_draws_on_a_terminal(monkeypatch, capsys):
     with progress_of("arXiv", 4, "paper") as update:
         update(4)
     assert "arXiv" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def awesome_gold():
+    """The 64 papers of three awesome-list sections (a gold set), with hashed bag-of-words vectors for MiniLM's."""
+    from paperatlas.eval.topic_eval import load_gold
+    from test_build_safety import HashEmbedder
+
+    _, texts, gold = load_gold(str(FIXTURES / "awesome_topics.txt"))
+    return texts, gold, HashEmbedder().encode(texts)
+
+
+def test_eval_related_neighbours_and_recommend_count_papers_seeds_and_requests(awesome_gold):
+    from paperatlas.eval import recommend_eval, related_eval, topic_eval
+
+    texts, gold, emb = awesome_gold
+    rec = Recorder()
+    rows = related_eval.related_rows(texts, gold, emb, progress=rec)
+    ((desc, total, steps),) = rec.bars
+    assert desc == "related eval" and total == sum(steps) == len(rows) * rows[0]["n"] == len(rows) * 64
+
+    rec = Recorder()
+    topic_eval.evaluate_knn(texts, gold, emb, [1, 2], progress=rec)
+    assert rec.done() == {"k-NN eval": (2, 2)}
+
+    runs = [recommend_eval.draws(gold, 2, 3, seed) for seed in (1, 2)]
+    n_requests = sum(len(r) for r in runs)
+    rec = Recorder()
+    rows, _ = recommend_eval.evaluate_set(texts, gold, emb, runs, progress=rec)
+    assert len(rows) == recommend_eval.N_METHODS  # the bar's total counts every method's requests
+    assert rec.done() == {"recommend eval": (recommend_eval.N_METHODS * n_requests,) * 2} and n_requests == 12
+
+
+def test_eval_topics_counts_its_seeds(awesome_gold):
+    from paperatlas.eval import topic_filing
+    from paperatlas.eval.gold_sets import load_gold_papers
+
+    _, papers = load_gold_papers(str(FIXTURES / "awesome_topics.txt"))
+    rec = Recorder()
+    res = topic_filing.evaluate_set(papers, awesome_gold[2], [1, 2], with_bertopic=False, with_labels=False,
+                                    progress=rec)
+    assert rec.done() == {"topic eval": (2, 2)} and res.rows

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..sources.progress import ProgressFactory, progress_of
 from . import topic_eval
 
 #: k of P@k and nDCG@k
@@ -95,8 +96,12 @@ def draws(gold: Sequence[str], n_draws: int, n_liked: int, seed: int) -> list[tu
     return out
 
 
+#: How many recommenders :func:`method_rows` scores (the progress bar's requests per request drawn).
+N_METHODS = 4
+
+
 def method_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
-                requests: list[tuple[str, list[int]]]) -> list[dict]:
+                requests: list[tuple[str, list[int]]], update: Callable[[int], None] | None = None) -> list[dict]:
     """Score every recommender on one set of requests.
 
     Methods: ``paperatlas`` (:class:`paperatlas.recommend.Recommender`), ``arxiv-sanity-lite (SVM)``
@@ -108,6 +113,7 @@ def method_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
         gold: ``(n,)`` gold classes.
         emb: ``(n, 384)`` MiniLM embeddings of ``texts``.
         requests: ``(class, liked rows)`` from :func:`draws`.
+        update: Called with 1 after each request of each method (a progress bar), outside the timed ranking.
 
     Returns:
         One dict per method, in order: ``method``, ``p10`` and ``ndcg10`` (:func:`precision_at_k`,
@@ -153,6 +159,8 @@ def method_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
             ms.append(1000 * (time.perf_counter() - t0))
             rel = members[c] - set(liked)
             per_class[c].append((precision_at_k(ranked, rel), ndcg_at_k(ranked, rel)))
+            if update is not None:
+                update(1)
         p10 = float(np.mean([np.mean([s[0] for s in v]) for v in per_class.values()]))
         nd = float(np.mean([np.mean([s[1] for s in v]) for v in per_class.values()]))
         out.append({"method": name, "p10": p10, "ndcg10": nd, "ms_mean": float(np.mean(ms)),
@@ -166,7 +174,8 @@ COLUMNS = [("method", "method", "{}"), ("p10", "P@10", "{:.3f}"), ("ndcg10", "nD
 
 
 def evaluate_set(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
-                 runs: Sequence[list[tuple[str, list[int]]]]) -> tuple[list[dict], list[list[dict]]]:
+                 runs: Sequence[list[tuple[str, list[int]]]],
+                 progress: ProgressFactory | None = None) -> tuple[list[dict], list[list[dict]]]:
     """Score every recommender on one gold set over several seeded sets of requests.
 
     Args:
@@ -174,13 +183,17 @@ def evaluate_set(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray,
         gold: ``(n,)`` gold classes.
         emb: ``(n, 384)`` MiniLM embeddings of ``texts``.
         runs: One :func:`draws` per seed.
+        progress: Where the requests answered are counted (every method's, over every run; default a tqdm bar on
+            stderr when it is a terminal: :func:`paperatlas.sources.progress.progress_of`).
 
     Returns:
         ``(rows, per_seed)``: ``per_seed`` holds :func:`method_rows` of each run; ``rows`` one row per method
         with the mean over runs (and ``p10_sd``, ``ndcg10_sd``: standard deviations, see
         :func:`paperatlas.eval.topic_eval.aggregate`), ``ms_mean`` and ``ms_p95`` over every request of every run.
     """
-    per_seed = [method_rows(texts, gold, emb, reqs) for reqs in runs]
+    total = N_METHODS * sum(len(reqs) for reqs in runs)
+    with progress_of("recommend eval", total, "request", progress) as update:
+        per_seed = [method_rows(texts, gold, emb, reqs, update) for reqs in runs]
     rows = topic_eval.aggregate(per_seed, sd_keys=("p10", "ndcg10"))
     for row, *same in zip(rows, *per_seed, strict=True):  # latency over every request of every seed
         ms = [m for r in same for m in r["ms"]]

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..sources.progress import ProgressFactory, progress_of
 from . import topic_eval
 
 #: k of P@k, nDCG@k and the k-NN vote
@@ -143,7 +144,8 @@ def related_methods(texts: Sequence[str], emb: np.ndarray, seed: int = 42) -> di
             "BM25 + MiniLM (RRF)": lambda i: _rrf(bm25(i), emb @ emb[i])}
 
 
-def related_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray, seed: int = 42) -> list[dict]:
+def related_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray, seed: int = 42,
+                 progress: ProgressFactory | None = None) -> list[dict]:
     """Score every related-paper method on one gold set (module docstring).
 
     Args:
@@ -151,33 +153,44 @@ def related_rows(texts: Sequence[str], gold: Sequence[str], emb: np.ndarray, see
         gold: ``(n,)`` gold classes.
         emb: ``(n, 384)`` MiniLM embeddings of ``texts``.
         seed: seed of the representation's LSA.
+        progress: where the papers scored are counted (every method's; default a tqdm bar on stderr when it is a
+            terminal: :func:`paperatlas.sources.progress.progress_of`).
 
     Returns:
         One row per method: ``method``, ``p10``, ``ndcg10``, ``acc`` (each a mean over the papers of classes with at
         least 10 papers, in [0, 1]), ``ms`` (milliseconds per paper, scoring only) and ``n`` (papers used).
     """
-    from .recommend_eval import ndcg_at_k, precision_at_k
-
     g = np.asarray(gold, dtype=object)
     size = Counter(gold)
     used = [i for i in range(len(g)) if size[g[i]] >= topic_eval.KNN_MIN_CLASS]
     rows = []
-    for name, score in related_methods(texts, emb, seed).items():
-        p, nd, acc, ms = [], [], [], 0.0
-        for i in used:
-            t0 = time.perf_counter()
-            s = np.asarray(score(i), dtype=np.float64).copy()
-            s[i] = -np.inf
-            top = [int(j) for j in np.argsort(-s, kind="stable")[:K]]
-            ms += 1000 * (time.perf_counter() - t0)
-            rel = {j for j in used if g[j] == g[i] and j != i}
-            p.append(precision_at_k(top, rel))
-            nd.append(ndcg_at_k(top, rel))
-            votes = Counter(g[j] for j in top).most_common()
-            acc.append(votes[0][0] == g[i] and (len(votes) == 1 or votes[1][1] < votes[0][1] or g[top[0]] == g[i]))
-        rows.append({"method": name, "p10": float(np.mean(p)), "ndcg10": float(np.mean(nd)),
-                     "acc": float(np.mean(acc)), "ms": ms / max(len(used), 1), "n": len(used)})
+    scorers = related_methods(texts, emb, seed)
+    with progress_of("related eval", len(scorers) * len(used), "paper", progress) as update:
+        for name, score in scorers.items():
+            rows.append(_method_row(name, score, g, used, update))
     return rows
+
+
+def _method_row(name: str, score: Callable[[int], np.ndarray], g: np.ndarray, used: list[int],
+                update: Callable[[int], None]) -> dict:
+    """One method's row of :func:`related_rows`; ``update(1)`` after each paper."""
+    from .recommend_eval import ndcg_at_k, precision_at_k
+
+    p, nd, acc, ms = [], [], [], 0.0
+    for i in used:
+        t0 = time.perf_counter()
+        s = np.asarray(score(i), dtype=np.float64).copy()
+        s[i] = -np.inf
+        top = [int(j) for j in np.argsort(-s, kind="stable")[:K]]
+        ms += 1000 * (time.perf_counter() - t0)
+        rel = {j for j in used if g[j] == g[i] and j != i}
+        p.append(precision_at_k(top, rel))
+        nd.append(ndcg_at_k(top, rel))
+        votes = Counter(g[j] for j in top).most_common()
+        acc.append(votes[0][0] == g[i] and (len(votes) == 1 or votes[1][1] < votes[0][1] or g[top[0]] == g[i]))
+        update(1)
+    return {"method": name, "p10": float(np.mean(p)), "ndcg10": float(np.mean(nd)),
+            "acc": float(np.mean(acc)), "ms": ms / max(len(used), 1), "n": len(used)}
 
 
 def format_table(rows: list[dict]) -> str:

@@ -48,12 +48,12 @@ The ``paperatlas eval topics`` command (:mod:`paperatlas.cli.eval`) prints what 
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..sources.progress import ProgressFactory, progress_of
 from ._common import EVAL_EXTRA, EvalUnavailable
 from .filing import misfiled_share
 from .gold_sets import EXCLUDED_SECTIONS as EXCLUDED_SECTIONS
@@ -91,7 +91,7 @@ def sample(n: int, limit: int | None, seed: int = 42) -> np.ndarray:
 
 
 def embed_texts(texts: Sequence[str]) -> np.ndarray:
-    """Embed the texts of a gold set once for every method, with a progress bar on stderr.
+    """Embed the texts of a gold set once for every method, with a progress bar on stderr (when it is a terminal).
 
     Vectors embedded before (same text, model and precision) come from the disk cache
     (:func:`paperatlas.eval.embed_cache.cached_encode`).
@@ -105,8 +105,6 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
     Raises:
         EvalUnavailable: The embedding model cannot be loaded.
     """
-    from tqdm import tqdm
-
     from ..enrich import embed
     from .embed_cache import cached_encode, embedder_key
 
@@ -117,9 +115,8 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
             raise EvalUnavailable(str(e)) from e
 
     key = embedder_key(embed.MiniLMEmbedder.name, embed.resolve_precision("auto"))
-    with tqdm(total=len(texts), desc="embedding", unit="paper", file=sys.stderr, dynamic_ncols=True,
-              leave=False) as bar:
-        return cached_encode(list(texts), key, load, progress=bar.update)
+    with progress_of("embedding", len(texts), "paper") as update:
+        return cached_encode(list(texts), key, load, progress=update)
 
 
 # --------------------------------------------------------------------------------------------------- scores
@@ -324,7 +321,7 @@ def knn_class_sizes(gold: Sequence[str]) -> list[int]:
 
 
 def evaluate_knn(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarray,
-                 seeds: Sequence[int]) -> list[dict]:
+                 seeds: Sequence[int], progress: ProgressFactory | None = None) -> list[dict]:
     """Compute the 10-NN accuracy of every representation on one gold set over several seeds.
 
     Args:
@@ -332,11 +329,18 @@ def evaluate_knn(texts: Sequence[str], gold: Sequence[str], embeddings: np.ndarr
         gold: Gold class per paper.
         embeddings: ``(n_papers, 384)`` float32 MiniLM embeddings, L2-normalised.
         seeds: One run of :func:`knn_rows` per seed.
+        progress: Where the seeds done are counted (default a tqdm bar on stderr when it is a terminal:
+            :func:`paperatlas.sources.progress.progress_of`).
 
     Returns:
         :func:`aggregate` of the runs: per representation the mean (and standard deviation of ``acc``) over seeds.
     """
-    return aggregate([knn_rows(texts, gold, embeddings, seed=s) for s in seeds])
+    runs = []
+    with progress_of("k-NN eval", len(seeds), "seed", progress) as update:
+        for s in seeds:
+            runs.append(knn_rows(texts, gold, embeddings, seed=s))
+            update(1)
+    return aggregate(runs)
 
 
 # --------------------------------------------------------------------------------------------------- output

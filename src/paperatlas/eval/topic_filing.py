@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..sources.progress import ProgressFactory, progress_of
 from . import filing, label_agreement, topic_eval
 from .gold_sets import GoldPaper
 
@@ -115,7 +116,8 @@ def clustering_rows(papers: Sequence[GoldPaper], embeddings: np.ndarray, terms: 
 
 def evaluate_set(papers: Sequence[GoldPaper], embeddings: np.ndarray, seeds: Sequence[int],
                  with_bertopic: bool = True, with_labels: bool = True,
-                 embed: Callable[[list[str]], np.ndarray] | None = None) -> SetResult:
+                 embed: Callable[[list[str]], np.ndarray] | None = None,
+                 progress: ProgressFactory | None = None) -> SetResult:
     """Score every clustering method, and the label–name agreement, on one gold set over several seeds.
 
     Args:
@@ -126,6 +128,8 @@ def evaluate_set(papers: Sequence[GoldPaper], embeddings: np.ndarray, seeds: Seq
         with_labels: Make the build's label terms and score the labels (needs ``embed``).
         embed: Texts -> L2-normalised embeddings, for the agreement's cosine (default:
             :func:`paperatlas.eval.topic_eval.embed_texts`).
+        progress: Where the seeds done are counted (each clusters the set several ways, BERTopic included; default a
+            tqdm bar on stderr when it is a terminal: :func:`paperatlas.sources.progress.progress_of`).
 
     Returns:
         The :class:`SetResult`.
@@ -136,15 +140,17 @@ def evaluate_set(papers: Sequence[GoldPaper], embeddings: np.ndarray, seeds: Seq
     kp_secs = time.perf_counter() - t0
     gold = [p.gold for p in papers]
     runs, levels, agreement, means = [], [], [], []
-    for s in seeds:
-        rows, level, built = clustering_rows(papers, embeddings, terms, seed=s, with_bertopic=with_bertopic)
-        runs.append(rows)
-        levels.append(level)
-        if with_labels:
-            pred, labels = built.level(level)
-            arows = label_agreement.agreement_rows(gold, pred, labels, embed)
-            agreement = agreement or arows
-            means.append({**label_agreement.mean_agreement(arows), **label_scores(papers, built)})
+    with progress_of("topic eval", len(seeds), "seed", progress) as update:
+        for s in seeds:
+            rows, level, built = clustering_rows(papers, embeddings, terms, seed=s, with_bertopic=with_bertopic)
+            runs.append(rows)
+            levels.append(level)
+            if with_labels:
+                pred, labels = built.level(level)
+                arows = label_agreement.agreement_rows(gold, pred, labels, embed)
+                agreement = agreement or arows
+                means.append({**label_agreement.mean_agreement(arows), **label_scores(papers, built)})
+            update(1)
     if len(set(levels)) > 1:  # the nearest level differs between seeds: one row name for the mean
         for rows in runs:
             rows[2]["method"] = f"{NEAREST} = areas/sub-topics"
