@@ -4,23 +4,29 @@ Each command lives in the module of its kind (:mod:`.build`: build, serve, demo;
 related, recommend, topics, edit; :mod:`.trends`; :mod:`.publish`; :mod:`.lists`: the reading list; :mod:`.digest`:
 new; :mod:`.check`: check; :mod:`.eval`) and calls one function of the Python API; what they share (``--db``, opening
 an atlas, filters, progress bars) is in :mod:`._common`. A damaged atlas found while a command runs, or an output
-that would replace the atlas, is one ``Error:`` line (:class:`_Main`).
+that would replace the atlas, is one ``Error:`` line (:class:`_Main`). The commands, the built-in ones too, are
+added through the plugin door (:mod:`paperatlas.plugins`, hook ``paperatlas_commands``); outside plugins are loaded
+before the commands are made, so their readers, formats and backends are among the commands' choices.
 """
 
 from __future__ import annotations
 
 import click
 
-from .ask import ask_command
-from .build import build_command, demo_command, serve_command
-from .check import check_command
-from .digest import new_command
-from .eval import eval_group
-from .lists import list_group
-from .publish import publish_command
-from .query import edit_command, recommend_command, related_command, search_command, show_command, topics_command
-from .schedule import schedule_command
-from .trends import trends_command
+from .. import plugins as _plugins
+
+_plugins.load()  # before the commands are made: their --format/--backend choices include the plugins' records
+
+from .ask import ask_command  # noqa: E402
+from .build import build_command, demo_command, serve_command  # noqa: E402
+from .check import check_command  # noqa: E402
+from .digest import new_command  # noqa: E402
+from .eval import eval_group  # noqa: E402
+from .lists import list_group  # noqa: E402
+from .publish import publish_command  # noqa: E402
+from .query import edit_command, recommend_command, related_command, search_command, show_command, topics_command  # noqa: E402
+from .schedule import schedule_command  # noqa: E402
+from .trends import trends_command  # noqa: E402
 
 
 class _Main(click.Group):
@@ -60,9 +66,13 @@ def main() -> None:
     """
 
 
-for _command in (build_command, search_command, show_command, related_command, edit_command, topics_command,
-                 trends_command, publish_command, serve_command, demo_command, recommend_command, new_command,
-                 eval_group, list_group, schedule_command, check_command, ask_command):
+_plugins.register_builtin("paperatlas.cli", paperatlas_commands=lambda: [
+    build_command, search_command, show_command, related_command, edit_command, topics_command, trends_command,
+    publish_command, serve_command, demo_command, recommend_command, new_command, eval_group, list_group,
+    schedule_command, check_command, ask_command])
+
+# every command, the built-in ones and the plugins' (paperatlas_commands), through the same door
+for _command in _plugins.collect("paperatlas_commands"):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..enrich.embed import Embedder, get_embedder
 from ..enrich.keyphrases import KeyphraseExtractor
+from ..plugins import EngineBase
 from .embed_child import LOW_HEAP_MIN_TEXTS, ChildEmbedder
 from .work import WorkItem, WorkResult, annotate_batch, embed_texts, enrich_batch
 
@@ -25,7 +26,7 @@ class _Ahead(NamedTuple):
     pending: deque[tuple[list[WorkItem], Future]]  #: embedding batches and their vectors to come, in order
 
 
-class LocalEngine:
+class LocalEngine(EngineBase):
     """Runs the per-paper work (:mod:`paperatlas.engines.work`) here, ``batch_size`` papers at a time.
 
     Papers that need an embedding go first (in batches of their own), so an interrupted build has written as many

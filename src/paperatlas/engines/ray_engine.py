@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ..enrich.keyphrases import KeyphraseExtractor
+from ..plugins import EngineBase
 from .work import WorkItem, WorkResult, enrich_batch
 
 
@@ -86,7 +87,7 @@ class _Worker:
         }
 
 
-class RayEngine:
+class RayEngine(EngineBase):
     """Runs the per-paper work on a Ray cluster (a local one when ``address`` is None).
 
     Args:

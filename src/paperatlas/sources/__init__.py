@@ -35,6 +35,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import plugins as _plugins
 from ..limits import MAX_ABSTRACT_CHARS as MAX_ABSTRACT_CHARS
 from ..limits import MAX_KEYPHRASE_CHARS, MAX_KEYPHRASES, MAX_TLDR_CHARS
 from ..limits import MAX_TITLE_CHARS as MAX_TITLE_CHARS
@@ -57,23 +58,27 @@ from ._common import RecordSkipped, SourceWarning
 
 __all__ = ["READERS", "SCHEMES", "RecordSkipped", "SourceWarning", "describe", "detect_format", "open_text", "read"]
 
-#: name -> reader module (see the module docstring); order is the detection order (the more specific formats
-#: first, CSV last). The CLI's ``build --format`` help, the README's table of sources and ``docs/cli.md`` are made
-#: from this registry, so a new reader needs only its module and its entry here.
-READERS = {
-    "csl-json": csl_json,
-    "openreview": openreview,
-    "paperlists-json": paperlists_json,
-    "virtual-site": virtual_site,
-    "dblp": dblp,
-    "bibtex": bibtex,
-    "ris": ris,
-    "acl-anthology": acl_anthology,
-    "awesome-md": awesome_md,
-    "paperlists-md": paperlists_md,
-    "arxiv": arxiv_api,
-    "csv": csv_table,
-}
+#: The built-in readers, in detection order (the more specific formats first, CSV last); registered through the
+#: plugin door (:mod:`paperatlas.plugins`, hook ``paperatlas_readers``) like any outside reader.
+_BUILTIN = (csl_json, openreview, paperlists_json, virtual_site, dblp, bibtex, ris, acl_anthology, awesome_md,
+            paperlists_md, arxiv_api, csv_table)
+_plugins.register_builtin("paperatlas.sources", paperatlas_readers=lambda: [
+    _plugins.Reader(mod.FORMAT, module=mod) for mod in _BUILTIN])
+
+#: name -> reader module (see the module docstring; a plugin's reader is a module made by
+#: :meth:`paperatlas.plugins.Reader.as_module`): a view of the plugins' ``paperatlas_readers`` records, built-ins
+#: first, in detection order. The CLI's ``build --format`` help, the README's table of sources and ``docs/cli.md``
+#: are made from it, so a new built-in reader needs only its module and its place in ``_BUILTIN``.
+READERS = {r.name: r.as_module() for r in _plugins.collect("paperatlas_readers")}
+
+
+def _refresh() -> None:
+    """Add the outside plugins' readers to :data:`READERS` (and their schemes to :data:`SCHEMES`), in place."""
+    for r in _plugins.collect("paperatlas_readers", builtin=False):
+        READERS.setdefault(r.name, r.as_module())
+
+
+_plugins.on_load(_refresh)
 
 #: URI scheme -> name of the network reader that fetches it (``openreview:``, ``arxiv:``, ``acl:``).
 SCHEMES = {mod.SCHEME: name for name, mod in READERS.items() if getattr(mod, "SCHEME", "")}
@@ -151,6 +156,7 @@ def detect_format(path: str | Path, text: str | None = None) -> str:
     Raises:
         SourceError: No reader recognises it (the message lists the known formats), or the file cannot be read.
     """
+    _plugins.load()
     head = (text if text is not None else open_text(path))[:20000]
     for name, mod in READERS.items():
         if mod.sniff(head):
@@ -198,6 +204,7 @@ def read(path: str | Path, format: str | None = None, progress: Callable[[int], 
         SourceError: The file cannot be read, its format is unknown or unrecognised, it is malformed as a whole
             (or a record is, when ``strict``), or a network source cannot be fetched and is not cached.
     """
+    _plugins.load()
     net = network_source(path)
     if net is not None:
         name, query = net
