@@ -103,8 +103,10 @@ def test_eval_tldr_and_keyphrases_count_each_paper_of_each_method():
 
     rec = Recorder()
     awesome = sources.read(FIXTURES / "kp_awesome_ntk.txt")
-    (row,) = evaluate_keyphrases(awesome, ["yake"], progress=rec)
-    assert rec.done() == {"keyphrases yake": (row["n"], row["n"])} and row["n"] > 5
+    rows = evaluate_keyphrases(awesome, ["ours", "yake"], progress=rec)
+    n = rows[0]["n"]
+    assert n > 5 and rec.done() == {"keyphrases ours": (n, n), "keyphrases yake": (n, n)}
+    assert all(steps == [1] * n for _, _, steps in rec.bars)  # paper by paper, not one jump at the end
 
 
 def test_eval_search_counts_every_query_of_every_method(sample_atlas):

@@ -142,23 +142,33 @@ def ceiling(papers: Sequence[Paper]) -> float:
 
 # --- methods: each maps (papers, embeddings) to one ranked phrase list per paper ------------------------------
 
-def _ours(papers: Sequence[Paper], emb: np.ndarray | None) -> list[list[str]]:
+def _each(papers: Sequence[Paper], fn: Callable[[Paper], list[str]], update: Callable[[int], None]) -> list[list[str]]:
+    """``fn`` of every paper in order, ``update(1)`` after each."""
+    out = []
+    for p in papers:
+        out.append(fn(p))
+        update(1)
+    return out
+
+
+def _ours(papers: Sequence[Paper], emb: np.ndarray | None, update: Callable[[int], None]) -> list[list[str]]:
     from ..enrich.keyphrases import KeyphraseExtractor
 
     kx = KeyphraseExtractor().fit((p.title, paper_text(p)) for p in papers)
-    return [kx.extract(p.title, paper_text(p)) for p in papers]
+    return _each(papers, lambda p: kx.extract(p.title, paper_text(p)), update)
 
 
-def _yake(papers: Sequence[Paper], emb: np.ndarray | None) -> list[list[str]]:
+def _yake(papers: Sequence[Paper], emb: np.ndarray | None, update: Callable[[int], None]) -> list[list[str]]:
     try:
         import yake
     except ImportError as e:
         raise EvalUnavailable(f"the YAKE baseline is not installed ({e.name} missing): {EVAL_EXTRA}") from e
     kw = yake.KeywordExtractor(lan="en", n=3, top=10)
-    return [[phrase for phrase, _ in kw.extract_keywords(f"{p.title}. {paper_text(p)}")] for p in papers]
+    return _each(papers, lambda p: [phrase for phrase, _ in kw.extract_keywords(f"{p.title}. {paper_text(p)}")],
+                 update)
 
 
-def _keybert(papers: Sequence[Paper], emb: np.ndarray | None) -> list[list[str]]:
+def _keybert(papers: Sequence[Paper], emb: np.ndarray | None, update: Callable[[int], None]) -> list[list[str]]:
     try:
         from keybert import KeyBERT
     except ImportError as e:
@@ -173,11 +183,14 @@ def _keybert(papers: Sequence[Paper], emb: np.ndarray | None) -> list[list[str]]
                               diversity=0.5, top_n=10, doc_embeddings=emb)
     if len(docs) == 1:  # KeyBERT unwraps the list for a single document
         out = [out]
+    update(len(docs))
     return [[phrase for phrase, _ in kws] for kws in out]
 
 
-#: name -> (function, needs the paper embeddings)
-METHOD_FUNCS: dict[str, tuple[Callable[[Sequence[Paper], np.ndarray | None], list[list[str]]], bool]] = {
+#: name -> (``fn(papers, embeddings, update) -> keyphrases per paper``, whether it needs the embeddings); ``update(n)``
+#: is told the papers done (KeyBERT's one batched call reports them all at its end).
+METHOD_FUNCS: dict[str, tuple[Callable[[Sequence[Paper], np.ndarray | None, Callable[[int], None]],
+                                       list[list[str]]], bool]] = {
     "ours": (_ours, False),
     "yake": (_yake, False),
     "keybert": (_keybert, True),
@@ -242,9 +255,8 @@ def evaluate_keyphrases(papers: Sequence[Paper], methods: Iterable[str] = METHOD
         fn, _ = METHOD_FUNCS[m]
         with progress_of(f"keyphrases {m}", len(papers), "paper", progress) as update:
             t0 = time.perf_counter()
-            preds = fn(papers, embeddings) if papers else []
+            preds = fn(papers, embeddings, update) if papers else []
             secs = time.perf_counter() - t0
-            update(len(preds))
         row: dict = {"method": m, "n": len(papers)}
         for k in (5, 10):
             scores = np.array([prf(pr, p.given_keyphrases, k) for pr, p in zip(preds, papers, strict=True)]
@@ -332,7 +344,7 @@ def require_packages(methods: Iterable[str]) -> None:
     _stemmer()
     for m in methods:
         if m == "yake":
-            _yake([], None)
+            _yake([], None, lambda _n: None)
         elif m == "keybert":
             try:
                 import keybert  # noqa: F401
