@@ -20,11 +20,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from ..vocab import phrase_key
+from .label_grammar import adjectival as _adjectival
+from .label_grammar import dangling as _dangling
 from .label_words import SMALL_CORPUS, PaperWords, choose_label, refine_label, title_phrases
 
 
@@ -79,153 +82,209 @@ def label_topics(assign: np.ndarray, keyphrases: list[list[str]], max_terms: int
         ``(label, top_terms)`` per topic index.
     """
     n_topics = n_topics if n_topics is not None else (int(assign.max()) + 1 if len(assign) else 0)
-    if pairs is None:
-        pairs = phrase_pairs(keyphrases)
-    # a topic's phrase counts and each key's spellings, counted in C (collections.Counter over chained iterables),
-    # in the order a loop over the papers would insert them (ties between phrases are broken by that order)
-    members = np.argsort(assign, kind="stable")
-    bounds = np.searchsorted(assign[members], np.arange(n_topics + 1)) if len(assign) else np.zeros(n_topics + 1,
-                                                                                                      dtype=int)
-    member_rows = [members[bounds[t]:bounds[t + 1]].tolist() for t in range(n_topics)]
-    tf: list[Counter[str]] = [Counter(k for i in rows for k, _ in pairs[i]) for rows in member_rows]
-    forms: dict[str, dict[str, int]] = {}
-    for (k, kp), n in Counter(pair for row in pairs for pair in row).items():
-        forms.setdefault(k, {})[kp] = n
-
-    keysets: list[frozenset[str]] = []  # each paper's phrase keys, made at the first ask
-
-    def docs(t: int, k: str) -> set[int]:
-        """The papers of topic ``t`` carrying phrase ``k``."""
-        if not keysets:
-            keysets.extend(frozenset(k2 for k2, _ in row) for row in pairs)
-        return {i for i in member_rows[t] if k in keysets[i]}
-
-    total: Counter[str] = Counter()
-    for c in tf:
-        total.update(c)
-    # for an area: the share of its papers that sit in sub-topics where a phrase is common (10% of the sub-topic's
-    # papers, 2 at least), so an area is named by what most of its sub-topics share, not by its most distinctive one
-    coverage: dict[tuple[int, str], float] = {}
-    if children is not None:
-        child_size = Counter(zip(assign.tolist(), children.tolist(), strict=True))
-        in_child: Counter = Counter((t, child, k) for t, child, row in zip(assign.tolist(), children.tolist(), pairs,
-                                                                           strict=True) for k in {k for k, _ in row})
-        for (t, child, k), n in in_child.items():
-            if n >= max(2, 0.1 * child_size[(t, child)]):
-                coverage[(t, k)] = coverage.get((t, k), 0.0) + child_size[(t, child)]
-        area_size = Counter(assign.tolist())
-        coverage = {key: v / area_size[key[0]] for key, v in coverage.items()}
-    avg = sum(total.values()) / max(n_topics, 1)
-    n_papers = max(len(assign), 1)
-    max_df = max(MAX_LABEL_DF, 1.5 / max(n_topics, 1))  # with few topics, a topic's own terms are in many papers
-    taken = taken if taken is not None else set()
-    # phrases a taken key starts or ends with (whole words): such a phrase would read as part of another label
-    taken_heads: set[str] = set()
-    taken_tails: set[str] = set()
-    for tk in taken:
-        _add_affixes(tk, taken_heads, taken_tails)
+    c = _Corpus.of(assign, phrase_pairs(keyphrases) if pairs is None else pairs, n_topics, children,
+                   taken if taken is not None else set(), texts)
     used_labels: set[str] = set()
     out: list[tuple[str, list[str]]] = []
-    words = PaperWords(texts) if texts is not None and len(texts) == len(assign) else None
-    child_rows: dict[int, list[list[int]]] = {}  # an area's sub-topics' papers, for the spread of its label
-    if words is not None and children is not None:
-        by_child: dict[tuple[int, int], list[int]] = {}
-        for i, (t, child) in enumerate(zip(assign.tolist(), children.tolist(), strict=True)):
-            by_child.setdefault((t, child), []).append(i)
-        for (t, _child), rows in sorted(by_child.items()):
-            child_rows.setdefault(t, []).append(rows)
-    small = len(assign) < SMALL_CORPUS
-
-    def free_of_taken(k: str) -> bool:
-        """A (possibly extended) phrase no label has, nor less specific than one (a head or tail of a label)."""
-        return k not in taken and k not in taken_heads and k not in taken_tails
-
     for t in range(n_topics):
-        size = len(member_rows[t])
-        support = max(2, round(0.08 * size)) if size >= 6 else 1
-        # ties go to the longer, more specific phrase; only the phrases in `support` papers are ranked unless none is
-        # (a generic phrase in many papers must not stand for support: a mixed area whose only frequent phrase is
-        # "machine learning" would otherwise have no label at all)
-        scored = sorted(((_weight(f, avg, total[k], k, coverage.get((t, k), 0.0) if children is not None else 1.0),
-                          len(k.split()), k) for k, f in tf[t].items() if f >= support and k not in _GENERIC_KEYS),
-                        reverse=True)
-        fallback = not scored
-        if fallback:
-            scored = sorted(((_weight(f, avg, total[k], k, coverage.get((t, k), 0.0) if children is not None
-                                      else 1.0), len(k.split()), k) for k, f in tf[t].items()), reverse=True)
-        good = [k for _, _, k in scored]
-        # phrases in fewer papers than this can neither make a ranked phrase a tail fragment nor extend it
-        floor = 1 if fallback else min(2, math.ceil(0.3 * support))
-        parts = _phrase_parts(tf[t] if floor == 1 else Counter({k: f for k, f in tf[t].items() if f >= floor}))
-        top_terms = _shown_terms(good, tf[t], forms, max_terms, parts)
-        weight = {k: sc for sc, _, k in scored}
-        label = ""
-        # the first CANDIDATES labelable phrases, each weighed as the ranked phrase it was extended from (a fragment
-        # "lottery" ranked first stands for its phrase "lottery ticket hypothesis")
-        free: list[str] = []
-        rank_weight: dict[str, float] = {}
-        for key in good:
-            for k in _clean_terms([key], tf[t], forms, keep=lambda k: k not in taken
-                                  and _labelable(k, total[k] / n_papers, max_df), parts=parts):
-                if k not in rank_weight and free_of_taken(k) and not _dangling(_display(forms, k)):
-                    free.append(k)
-                    if k not in weight:  # an extended fragment may be in fewer papers than `support`
-                        weight[k] = _weight(tf[t][k], avg, total[k], k, coverage.get((t, k), 0.0)
-                                            if children is not None else 1.0)
-                    rank_weight[k] = max(weight[k], weight[key])
-            if len(free) >= CANDIDATES:
-                break
-        shown = {k: _display(forms, k) for k in free}
-        if words is not None and (small or not free or tf[t][free[0]] < 2):
-            # a small library or thin keyphrase evidence: the titles' own word n-grams are candidates too
-            best = max(weight.values(), default=1.0)
-            for phrase, _n in title_phrases([texts[i].split(". ", 1)[0] for i in member_rows[t]]):
-                k = phrase_key(phrase)
-                if k and k not in shown and k not in _GENERIC_KEYS and free_of_taken(k) \
-                        and not _dangling(phrase) and len(k.split()) <= MAX_LABEL_WORDS:
-                    free.append(k)
-                    shown[k] = phrase
-                    rank_weight[k] = best
-        if free:
-            ranked = [(shown[k], rank_weight[k]) for k in free]
-            j = None if words is None else choose_label(words, member_rows[t], ranked, groups=child_rows.get(t))
-            if j is not None:
-                k = free[j]
-                longer = [k2 for k2 in dict.fromkeys([*free, *_containing(k, tf[t])]) if k2 != k and free_of_taken(k2)
-                          and (k2 in shown or (_labelable(k2, total[k2] / n_papers, max_df)
-                                               and not _dangling(_display(forms, k2))))]
-                j = refine_label(words, member_rows[t], shown[k], [shown.get(k2) or _display(forms, k2)
-                                                                    for k2 in longer])
-                if j is not None:
-                    k = longer[j]
-                    shown.setdefault(k, _display(forms, k))
-            else:
-                # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
-                kp = [k for k in free if k in forms] or free
-                # a title phrase that is a keyphrase elsewhere has no weight in this topic: its rank weight stands
-                w = {k: weight.get(k, rank_weight.get(k, 0.0)) for k in kp[:4]}
-                multi = [k for k in kp[:4] if len(k.split()) > 1 and w[k] >= 0.7 * w[kp[0]]]
-                k = multi[0] if multi and len(kp[0].split()) == 1 else kp[0]
-            label = _sentence_case(shown[k])
-            # add a second strong, distinct term to make labels specific: not a variant or acronym of the first,
-            # present in a tenth of the topic's papers, and the whole label still at most five words
-            second_support = max(3, round(0.1 * size))
-            for k2 in free[:6]:
-                if k2 == k or k2 not in forms or _related_terms(k, k2) or tf[t][k2] < second_support \
-                        or not _cooccur(docs(t, k), docs(t, k2)):
-                    continue
-                if weight.get(k2, 0) >= 0.5 * weight.get(k, 0) \
-                        and len(label.split()) + 1 + len(k2.split()) <= MAX_LABEL_WORDS \
-                        and (len(k2.split()) > 1 or len(k.split()) == 1):
-                    label = f"{label} and {_display(forms, k2)}"
-                    break
-            taken.add(k)
-            _add_affixes(k, taken_heads, taken_tails)
+        label, top_terms = _label_topic(c, t, max_terms)
         if not label or label.casefold() in used_labels:
             label = f"Topic {t + 1}" if not label else f"{label} ({t + 1})"
         used_labels.add(label.casefold())
         out.append((label, top_terms))
     return out
+
+
+@dataclass
+class _Corpus:
+    """What each topic's label is weighed against: the topics' phrase counts and the labels taken so far."""
+
+    member_rows: list[list[int]]  # each topic's papers
+    pairs: list[list[tuple[str, str]]]
+    tf: list[Counter[str]]  # each topic's phrase-key counts
+    forms: dict[str, dict[str, int]]  # phrase key -> spelling -> count
+    total: Counter[str]
+    coverage: dict[tuple[int, str], float] | None  # areas only: (area, key) -> share of the area's papers
+    avg: float
+    n_papers: int
+    max_df: float
+    taken: set[str]
+    taken_heads: set[str]
+    taken_tails: set[str]
+    words: PaperWords | None
+    texts: list[str] | None
+    child_rows: dict[int, list[list[int]]]  # an area's sub-topics' papers, for the spread of its label
+    small: bool
+    keysets: list[frozenset[str]] = field(default_factory=list)  # each paper's phrase keys, made at the first ask
+
+    @classmethod
+    def of(cls, assign: np.ndarray, pairs, n_topics: int, children, taken: set[str], texts) -> _Corpus:
+        """Count the phrases of ``pairs`` per topic of ``assign`` (see :func:`label_topics` for the arguments)."""
+        # a topic's phrase counts and each key's spellings, counted in C (collections.Counter over chained
+        # iterables), in the order a loop over the papers would insert them (ties are broken by that order)
+        members = np.argsort(assign, kind="stable")
+        bounds = np.searchsorted(assign[members], np.arange(n_topics + 1)) if len(assign) \
+            else np.zeros(n_topics + 1, dtype=int)
+        member_rows = [members[bounds[t]:bounds[t + 1]].tolist() for t in range(n_topics)]
+        tf: list[Counter[str]] = [Counter(k for i in rows for k, _ in pairs[i]) for rows in member_rows]
+        forms: dict[str, dict[str, int]] = {}
+        for (k, kp), n in Counter(pair for row in pairs for pair in row).items():
+            forms.setdefault(k, {})[kp] = n
+        total: Counter[str] = Counter()
+        for counts in tf:
+            total.update(counts)
+        taken_heads: set[str] = set()  # phrases a taken key starts or ends with (whole words): such a phrase
+        taken_tails: set[str] = set()  # would read as part of another label
+        for tk in taken:
+            _add_affixes(tk, taken_heads, taken_tails)
+        words = PaperWords(texts) if texts is not None and len(texts) == len(assign) else None
+        child_rows: dict[int, list[list[int]]] = {}
+        if words is not None and children is not None:
+            by_child: dict[tuple[int, int], list[int]] = {}
+            for i, (t, child) in enumerate(zip(assign.tolist(), children.tolist(), strict=True)):
+                by_child.setdefault((t, child), []).append(i)
+            for (t, _child), rows in sorted(by_child.items()):
+                child_rows.setdefault(t, []).append(rows)
+        return cls(member_rows, pairs, tf, forms, total, _coverage(assign, children, pairs),
+                   sum(total.values()) / max(n_topics, 1), max(len(assign), 1),
+                   max(MAX_LABEL_DF, 1.5 / max(n_topics, 1)),  # with few topics, a topic's terms are in many papers
+                   taken, taken_heads, taken_tails, words, texts, child_rows, len(assign) < SMALL_CORPUS)
+
+    def weight(self, t: int, k: str, f: int) -> float:
+        """c-TF-IDF weight of phrase key ``k`` found ``f`` times in topic ``t`` (an area's scaled by coverage)."""
+        return _weight(f, self.avg, self.total[k], k,
+                       self.coverage.get((t, k), 0.0) if self.coverage is not None else 1.0)
+
+    def docs(self, t: int, k: str) -> set[int]:
+        """The papers of topic ``t`` carrying phrase ``k``."""
+        if not self.keysets:
+            self.keysets.extend(frozenset(k2 for k2, _ in row) for row in self.pairs)
+        return {i for i in self.member_rows[t] if k in self.keysets[i]}
+
+    def free_of_taken(self, k: str) -> bool:
+        """A (possibly extended) phrase no label has, nor less specific than one (a head or tail of a label)."""
+        return k not in self.taken and k not in self.taken_heads and k not in self.taken_tails
+
+    def labelable(self, k: str) -> bool:
+        """Not too common in the whole corpus to be a label (:func:`_labelable`)."""
+        return _labelable(k, self.total[k] / self.n_papers, self.max_df)
+
+
+def _coverage(assign: np.ndarray, children: np.ndarray | None, pairs) -> dict[tuple[int, str], float] | None:
+    """For an area: the share of its papers in sub-topics where a phrase is common (None for sub-topics).
+
+    Common: in 10% of the sub-topic's papers, 2 at least; so an area is named by what most of its sub-topics share,
+    not by its most distinctive one.
+    """
+    if children is None:
+        return None
+    coverage: dict[tuple[int, str], float] = {}
+    child_size = Counter(zip(assign.tolist(), children.tolist(), strict=True))
+    in_child: Counter = Counter((t, child, k) for t, child, row in zip(assign.tolist(), children.tolist(), pairs,
+                                                                       strict=True) for k in {k for k, _ in row})
+    for (t, child, k), n in in_child.items():
+        if n >= max(2, 0.1 * child_size[(t, child)]):
+            coverage[(t, k)] = coverage.get((t, k), 0.0) + child_size[(t, child)]
+    area_size = Counter(assign.tolist())
+    return {key: v / area_size[key[0]] for key, v in coverage.items()}
+
+
+def _label_topic(c: _Corpus, t: int, max_terms: int) -> tuple[str, list[str]]:
+    """Topic ``t``'s label ("" when it has none) and its top terms; the label's phrase key is marked taken."""
+    tf = c.tf[t]
+    size = len(c.member_rows[t])
+    support = max(2, round(0.08 * size)) if size >= 6 else 1
+    # ties go to the longer, more specific phrase; only the phrases in `support` papers are ranked unless none is
+    # (a generic phrase in many papers must not stand for support: a mixed area whose only frequent phrase is
+    # "machine learning" would otherwise have no label at all)
+    scored = sorted(((c.weight(t, k, f), len(k.split()), k) for k, f in tf.items()
+                     if f >= support and k not in _GENERIC_KEYS), reverse=True)
+    fallback = not scored
+    if fallback:
+        scored = sorted(((c.weight(t, k, f), len(k.split()), k) for k, f in tf.items()), reverse=True)
+    good = [k for _, _, k in scored]
+    # phrases in fewer papers than this can neither make a ranked phrase a tail fragment nor extend it
+    floor = 1 if fallback else min(2, math.ceil(0.3 * support))
+    parts = _phrase_parts(tf if floor == 1 else Counter({k: f for k, f in tf.items() if f >= floor}))
+    top_terms = _shown_terms(good, tf, c.forms, max_terms, parts)
+    weight = {k: sc for sc, _, k in scored}
+    free, shown, rank_weight = _candidates(c, t, good, weight, parts)
+    if not free:
+        return "", top_terms
+    k = _chosen(c, t, free, shown, weight, rank_weight)
+    label = _sentence_case(shown[k])
+    # add a second strong, distinct term to make labels specific: not a variant or acronym of the first,
+    # present in a tenth of the topic's papers, and the whole label still at most five words
+    second_support = max(3, round(0.1 * size))
+    for k2 in free[:6]:
+        if k2 == k or k2 not in c.forms or _related_terms(k, k2) or tf[k2] < second_support \
+                or not _cooccur(c.docs(t, k), c.docs(t, k2)):
+            continue
+        if weight.get(k2, 0) >= 0.5 * weight.get(k, 0) \
+                and len(label.split()) + 1 + len(k2.split()) <= MAX_LABEL_WORDS \
+                and (len(k2.split()) > 1 or len(k.split()) == 1):
+            label = f"{label} and {_display(c.forms, k2)}"
+            break
+    c.taken.add(k)
+    _add_affixes(k, c.taken_heads, c.taken_tails)
+    return label, top_terms
+
+
+def _candidates(c: _Corpus, t: int, good: list[str], weight: dict[str, float], parts) \
+        -> tuple[list[str], dict[str, str], dict[str, float]]:
+    """Topic ``t``'s label candidates (keys), their shown spellings and rank weights (``weight`` gains extensions).
+
+    The first :data:`CANDIDATES` labelable phrases, each weighed as the ranked phrase it was extended from (a
+    fragment "lottery" ranked first stands for its phrase "lottery ticket hypothesis"); in a small library or with
+    thin keyphrase evidence, the titles' own word n-grams too.
+    """
+    tf, forms = c.tf[t], c.forms
+    free: list[str] = []
+    rank_weight: dict[str, float] = {}
+    for key in good:
+        for k in _clean_terms([key], tf, forms, keep=lambda k: k not in c.taken and c.labelable(k), parts=parts):
+            if k not in rank_weight and c.free_of_taken(k) and not _dangling(_display(forms, k)):
+                free.append(k)
+                if k not in weight:  # an extended fragment may be in fewer papers than `support`
+                    weight[k] = c.weight(t, k, tf[k])
+                rank_weight[k] = max(weight[k], weight[key])
+        if len(free) >= CANDIDATES:
+            break
+    shown = {k: _display(forms, k) for k in free}
+    if c.words is not None and (c.small or not free or tf[free[0]] < 2):
+        best = max(weight.values(), default=1.0)
+        for phrase, _n in title_phrases([c.texts[i].split(". ", 1)[0] for i in c.member_rows[t]]):
+            k = phrase_key(phrase)
+            if k and k not in shown and k not in _GENERIC_KEYS and c.free_of_taken(k) \
+                    and not _dangling(phrase) and len(k.split()) <= MAX_LABEL_WORDS:
+                free.append(k)
+                shown[k] = phrase
+                rank_weight[k] = best
+    return free, shown, rank_weight
+
+
+def _chosen(c: _Corpus, t: int, free: list[str], shown: dict[str, str], weight: dict[str, float],
+            rank_weight: dict[str, float]) -> str:
+    """The candidate key that names topic ``t`` (``shown`` gains a longer phrase's spelling when one is chosen)."""
+    tf, forms = c.tf[t], c.forms
+    ranked = [(shown[k], rank_weight[k]) for k in free]
+    j = None if c.words is None else choose_label(c.words, c.member_rows[t], ranked, groups=c.child_rows.get(t))
+    if j is not None:
+        k = free[j]
+        longer = [k2 for k2 in dict.fromkeys([*free, *_containing(k, tf)]) if k2 != k and c.free_of_taken(k2)
+                  and (k2 in shown or (c.labelable(k2) and not _dangling(_display(forms, k2))))]
+        j = refine_label(c.words, c.member_rows[t], shown[k], [shown.get(k2) or _display(forms, k2)
+                                                                for k2 in longer])
+        if j is not None:
+            k = longer[j]
+            shown.setdefault(k, _display(forms, k))
+        return k
+    # a specific multi-word phrase beats a slightly stronger single word ("backdoor attacks" > "attacks")
+    kp = [k for k in free if k in forms] or free
+    # a title phrase that is a keyphrase elsewhere has no weight in this topic: its rank weight stands
+    w = {k: weight.get(k, rank_weight.get(k, 0.0)) for k in kp[:4]}
+    multi = [k for k in kp[:4] if len(k.split()) > 1 and w[k] >= 0.7 * w[kp[0]]]
+    return multi[0] if multi and len(kp[0].split()) == 1 else kp[0]
 
 
 #: most candidate phrases per topic weighed by the papers' own words
@@ -280,53 +339,6 @@ def _labelable(key: str, df: float, max_df: float = MAX_LABEL_DF) -> bool:
     """Whether a phrase key may name a topic: not generic, in at most ``max_df`` of all papers, 1-5 words."""
     return (key not in _GENERIC_KEYS and df <= max_df
             and 0 < len(key.split()) <= MAX_LABEL_WORDS)
-
-
-_ADJECTIVE_ENDINGS = ("al", "ed", "ive", "ic", "ous", "ent", "ant", "ary", "ble", "ial", "ical", "less", "wise")
-_ADJECTIVES = frozenset({"deep", "private", "efficient", "robust", "sparse", "fair", "large", "small",
-                         "low", "high", "multi", "pre", "fast", "local", "global", "few", "self", "semi", "non",
-                         "continuous-time", "fully-connected", "pre-trained", "self-supervised", "multi-agent"})
-
-
-#: last parts of hyphenated compounds that are adjectives (``layer-wise``, ``worst-case``, ``model-free``)
-_COMPOUND_ADJECTIVE_ENDS = frozenset({"wise", "case", "free", "aware", "like", "agnostic", "specific", "based"})
-
-
-def _adjectival(phrase: str) -> bool:
-    """Whether a phrase (as written) ends in an adjective-like word (``adversarial``, ``pre-trained``, ``layer-wise``).
-
-    Such a phrase is a fragment of a noun phrase, not a name.
-    """
-    last = phrase.lower().split()[-1] if phrase.strip() else ""
-    parts = last.split("-")
-    return last in _ADJECTIVES or parts[-1] in _ADJECTIVES or (
-        len(parts[-1]) > 4 and parts[-1].endswith(_ADJECTIVE_ENDINGS)) or (
-        len(parts) > 1 and parts[-1] in _COMPOUND_ADJECTIVE_ENDS)
-
-
-#: adjective (and verb: ``neural networks generalize``) endings of a phrase's last word that make it a fragment as
-#: a label (``group equivariant``), and the
-#: nouns among such words (``gradient descent`` and ``spectral filtering`` are names, so ``-ent`` and ``-ed`` are not
-#: in the list)
-_DANGLING_ENDINGS = ("ive", "ous", "ant", "ical", "able", "ible", "ize", "ify")
-_NOUNS = frozenset({"objective", "alternative", "derivative", "initiative", "narrative", "representative",
-                    "variable", "variant", "constant", "assistant", "participant", "table"})
-
-
-def _dangling(phrase: str) -> bool:
-    """Whether a phrase (as written) would read as a fragment as a label: it ends in an adjective.
-
-    Narrower than :func:`_adjectival`, which also reads ``-ent``, ``-ed`` and ``-al`` words as adjectives (right
-    for a fragment's first word, wrong for ``gradient descent`` or ``graph retrieval``): the last word is a known
-    adjective (``robust``, ``self-supervised``), a compound adjective (``layer-wise``) or ends in ``-ive``,
-    ``-ous``, ``-ant``, ``-ical``, ``-able``, ``-ible`` (or a verb's ``-ize``, ``-ify``) and is not a noun of
-    :data:`_NOUNS`.
-    """
-    last = phrase.lower().split()[-1] if phrase.strip() else ""
-    parts = last.split("-")
-    if last in _ADJECTIVES or parts[-1] in _ADJECTIVES or (len(parts) > 1 and parts[-1] in _COMPOUND_ADJECTIVE_ENDS):
-        return True
-    return len(parts[-1]) > 5 and parts[-1].endswith(_DANGLING_ENDINGS) and parts[-1] not in _NOUNS
 
 
 def _tail_fragment(key: str, tf: Counter[str], tails: dict[str, int] | None = None) -> bool:
