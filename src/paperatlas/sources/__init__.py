@@ -73,7 +73,7 @@ READERS = {r.name: r.as_module() for r in _plugins.collect("paperatlas_readers")
 
 
 def _refresh() -> None:
-    """Add the outside plugins' readers to :data:`READERS` (and their schemes to :data:`SCHEMES`), in place."""
+    """Add the outside plugins' readers to :data:`READERS`, in place (after the built-ins: detected after them)."""
     for r in _plugins.collect("paperatlas_readers", builtin=False):
         READERS.setdefault(r.name, r.as_module())
 
