@@ -15,7 +15,7 @@ the authors, else the reference is *ambiguous* and nothing is added. Precision c
 
 Only references that plainly name a paper are reported as *not in the atlas* (:attr:`Reference.explicit`): a
 record, an identifier, a list item or span that reads like a title, a title line followed by its authors or by a
-paragraph. Prose, equations, section headings and the detail lines under a listed paper are not.
+paragraph (not one citing ``[n]``: a topic's overview). Prose, equations, headings and detail lines are not.
 """
 from __future__ import annotations
 
@@ -56,8 +56,6 @@ _LINK_TEXT_RE = re.compile(r"\[([^\]]{8,300})\]\(([^)\s]*)\)")
 _EMPHASIS_RE = re.compile(r"\*\*([^*]{8,300})\*\*|__([^_]{8,300})__|(?<!\w)\*([^*\s][^*]{6,298})\*|"
                           r"(?<!\w)_([^_\s][^_]{6,298})_(?!\w)")
 _QUOTED_RE = re.compile(r"[\"“”]([^\"“”]{8,300})[\"“”]")
-# a paragraph that cites by number ("... [1]", Markdown-escaped "\[1\]"): a topic's overview under its heading,
-# not a paragraph about one paper
 _CITES_RE = re.compile(r"\\?\[\d{1,3}\\?\](?:\(|\s|$)")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 # the highlights post's byline under a paper heading: "*Author, Author · ICLR 2021 · Oral*"
@@ -93,8 +91,7 @@ class Reference:
         titles: Candidate titles, most likely first (a structured record has exactly one).
         authors: Author names, when the file gives them.
         ids: Identifiers: ``doi:10....``, ``arxiv:2106.09685``, ``openreview:ID``, ``url:https://...``.
-        explicit: Whether the file plainly names a paper here (see the module docstring): only these are reported
-            as not in the atlas.
+        explicit: Whether the file plainly names a paper here (the module docstring): only these can be missing.
         text: The line itself (free text only), searched for whole atlas titles standing in it.
     """
 
@@ -121,8 +118,7 @@ class Resolution:
         ref: The reference.
         status: ``"matched"``, ``"ambiguous"`` (several papers fit; nothing added) or ``"missing"``.
         paper_id: The matched paper's id (``"matched"`` only).
-        how: ``"doi"``, ``"arxiv"``, ``"openreview"``, ``"url"``, ``"title"``, ``"similar title (93)"`` or
-            ``"title in text"``.
+        how: ``"doi"``, ``"arxiv"``, ``"openreview"``, ``"url"``, ``"title"``, ``"similar title (93)"``, ….
         candidates: For ``"ambiguous"``: ``(paper_id, title, similarity)`` of the papers that fit.
     """
 
@@ -308,8 +304,8 @@ def references_in_text(text: str, path: str) -> list[Reference]:
                         and len(ln.body.split()) <= 60)
         elif is_title and i + 1 < len(lines):  # followed by a paragraph about it, not by the next title
             nxt = lines[i + 1]
-            explicit = bool(nxt.ids) or nxt.link_only or (len(nxt.body.split()) >= 5 and not title_line(i + 1)
-                                                          and not _CITES_RE.search(nxt.raw))
+            prose = len(nxt.body.split()) >= 5 and not title_line(i + 1) and not _CITES_RE.search(nxt.raw)
+            explicit = bool(nxt.ids) or nxt.link_only or prose
         else:
             explicit = False
         if not nested:
