@@ -80,3 +80,36 @@ def test_a_docstring_out_of_style_fails_ruff(tmp_path):
     res = subprocess.run([str(ruff), "check", "--no-cache", "src"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 1 and "D205" in res.stdout, res.stdout
+
+
+#: the most lines a function may span from its ``def`` to its last line, docstring included ("no function over 100
+#: lines"; a command's click decorators are not counted)
+MAX_FUNCTION_LINES = 100
+
+
+def _long_functions(root: Path, limit: int) -> dict[str, int]:
+    """``module:function (line) -> lines`` of every function or method under ``root`` spanning over ``limit`` lines."""
+    import ast
+
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                span = node.end_lineno - node.lineno + 1
+                if span > limit:
+                    found[f"{path.relative_to(root)}:{node.name} (line {node.lineno})"] = span
+    return found
+
+
+def test_no_function_is_too_long():
+    too_long = _long_functions(SRC, MAX_FUNCTION_LINES)
+    assert not too_long, f"split these functions (over {MAX_FUNCTION_LINES} lines): {too_long}"
+
+
+def test_a_long_function_is_caught(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))  # 100 body lines + the def line
+    (pkg / "m.py").write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}", encoding="utf-8")
+    assert _long_functions(tmp_path, MAX_FUNCTION_LINES) == {"pkg/m.py:long (line 5)": MAX_FUNCTION_LINES + 1}

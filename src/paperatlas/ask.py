@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from .ask_order import ROLES as ROLES
+from .ask_order import background_places, reading_order, sentence_role
 from .limits import MAX_QUESTION_CHARS, QuestionTooLong, check_question
 from .llm.answer import Dropped, Excerpt, Source, rewrite_answer
 from .llm.backends import ChatBackend
@@ -238,18 +240,7 @@ def ask(atlas: Atlas, question: str, filters: Filters | None = None,
     searched = res.corrected or subject
     words = query_words(subject)
     if res.n_keyword == 0 and MIN_RELAX_WORDS <= len(words) <= MAX_RELAX_WORDS:
-        # a question's framing word ("how do transformers *handle* images") may be in no paper: search (by words
-        # only) without each word in turn and keep the variant whose papers are closest to the question in meaning
-        # (without an encoder: the variant most papers use every word of)
-        best, best_key = None, (-2.0, 0)  # below any cosine: a variant is kept even when all are negative
-        for w in words:
-            rest = " ".join(x for x in words if x != w)
-            alt = search_results(atlas, rest, filters=filters, mode="bm25")
-            if not alt.n_keyword:
-                continue
-            key = (_closeness(atlas, alt, qv), alt.n_keyword)
-            if key > best_key:
-                best, best_key = rest, key
+        best = _without_framing_word(atlas, words, filters, qv)
         if best is not None:
             res = search_results(atlas, best, filters=filters, embed_query=embed)
             searched = res.corrected or best
@@ -259,21 +250,7 @@ def ask(atlas: Atlas, question: str, filters: Filters | None = None,
     terms = [t for t in searched_terms(query_terms(atlas, searched), len(atlas.papers)) if len(t.docs)]
     idf = {t.word: t.idf for t in terms}
     total_idf = sum(idf.values()) or 1.0
-    cands = []  # (rank, position, source, text, words, overlap)
-    roles: dict[tuple[int, int], str] = {}
-    for rank, h in enumerate(hits):
-        p = h.paper
-        fields = [("tldr", p.tldr)] if p.tldr else []
-        body = "abstract" if (p.abstract or "").strip() or not (p.digest or "").strip() else "digest"
-        fields += [(body, s) for s in split_sentences(p.abstract if body == "abstract" else p.digest)]
-        first_self = background_places(fields)
-        for pos, (source, text) in enumerate(fields):
-            roles[rank, pos] = sentence_role(text, source, background=pos < first_self)
-            words = content_words(text)
-            if len(words) < 3:
-                continue
-            overlap = sum(w for t, w in idf.items() if _uses(words, t)) / total_idf
-            cands.append((rank, pos, source, text, words, overlap))
+    cands, roles = _sentences(hits, idf, total_idf)
     if not cands:
         return _miss(atlas, q, qv, "No paper in the atlas addresses this question.")
     if encode is not None and len(cands) > ENCODE_MAX:  # the model's time grows with the sentences: keep, paper by
@@ -303,17 +280,68 @@ def ask(atlas: Atlas, question: str, filters: Filters | None = None,
         rest = [i for i in range(len(cands)) if i not in chosen and cands[i][0] in {cands[j][0] for j in chosen}]
         chosen = _pick(rest, cands, score, sv, chosen)
     chosen = reading_order([(cands[i][0], cands[i][1], roles[cands[i][0], cands[i][1]]) for i in chosen], chosen)
+    ans = _cited_answer(q, [cands[i][:4] for i in chosen], hits, [float(score[i]) for i in chosen])
+    return rewrite(atlas, ans, backend, encode) if backend is not None else ans
+
+
+def _without_framing_word(atlas: Atlas, words: list[str], filters: Filters | None, qv: np.ndarray | None) \
+        -> str | None:
+    """The question's words without the one no paper uses, or None when no such variant finds a paper.
+
+    A question's framing word ("how do transformers *handle* images") may be in no paper: search (by words only)
+    without each word in turn and keep the variant whose papers are closest to the question in meaning (without
+    an encoder: the variant most papers use every word of).
+    """
+    best, best_key = None, (-2.0, 0)  # below any cosine: a variant is kept even when all are negative
+    for w in words:
+        rest = " ".join(x for x in words if x != w)
+        alt = search_results(atlas, rest, filters=filters, mode="bm25")
+        if not alt.n_keyword:
+            continue
+        key = (_closeness(atlas, alt, qv), alt.n_keyword)
+        if key > best_key:
+            best, best_key = rest, key
+    return best
+
+
+def _sentences(hits: list, idf: dict[str, float], total_idf: float) -> tuple[list, dict[tuple[int, int], str]]:
+    """The candidate sentences of the hits' papers and every sentence's reading role.
+
+    Returns:
+        ``(rank, position, source, text, words, overlap)`` per sentence of 3 content words or more (``overlap``:
+        the share of the question's IDF its words carry), and ``(rank, position) -> role``
+        (:func:`sentence_role`).
+    """
+    cands = []
+    roles: dict[tuple[int, int], str] = {}
+    for rank, h in enumerate(hits):
+        p = h.paper
+        fields = [("tldr", p.tldr)] if p.tldr else []
+        body = "abstract" if (p.abstract or "").strip() or not (p.digest or "").strip() else "digest"
+        fields += [(body, s) for s in split_sentences(p.abstract if body == "abstract" else p.digest)]
+        first_self = background_places(fields)
+        for pos, (source, text) in enumerate(fields):
+            roles[rank, pos] = sentence_role(text, source, background=pos < first_self)
+            words = content_words(text)
+            if len(words) < 3:
+                continue
+            overlap = sum(w for t, w in idf.items() if _uses(words, t)) / total_idf
+            cands.append((rank, pos, source, text, words, overlap))
+    return cands, roles
+
+
+def _cited_answer(q: str, chosen: list[tuple[int, int, str, str]], hits: list, scores: list[float]) -> Answer:
+    """The answer of the ``chosen`` ``(rank, position, source, text)`` sentences in order, papers numbered as cited."""
     ans = Answer(q)
     cite_of: dict[int, int] = {}
-    for i in chosen:
-        rank, _pos, source, text, _w, _o = cands[i]
+    for (rank, _pos, source, text), sc in zip(chosen, scores, strict=True):
         if rank not in cite_of:
             cite_of[rank] = len(cite_of) + 1
             p = hits[rank].paper
             ans.papers.append(CitedPaper(cite_of[rank], p.id, p.title, list(p.authors), p.status, p.paper_url))
         pid = hits[rank].paper.id
-        ans.sentences.append(AnswerSentence(text, cite_of[rank], pid, source, round(float(score[i]), 4)))
-    return rewrite(atlas, ans, backend, encode) if backend is not None else ans
+        ans.sentences.append(AnswerSentence(text, cite_of[rank], pid, source, round(sc, 4)))
+    return ans
 
 
 def rewrite(atlas: Atlas, ans: Answer, backend: ChatBackend,
@@ -361,102 +389,6 @@ def rewrite(atlas: Atlas, ans: Answer, backend: ChatBackend,
             d.paper_id = by_cite[d.cite].id
             d.cite = renumber.get(d.cite, 0)
     return out
-
-
-#: A general statement of what something is (a definition), not about the paper.
-_DEFINES = re.compile(r"^(?!(?:we|our|this|these|those|it|its|they|in|here|to|however|but|for|by|using|with|"
-                      r"unlike|finally|moreover|further|furthermore|then|thus|also)\b)[^,;:()]{2,80}?\b(?:(?:is|are)\s+"
-                      r"(?:a|an|the|one|two|ones|often|typically|widely|commonly|usually|increasingly|known|defined|"
-                      r"called|used|becoming|\w+ly\s+(?:used|known))|states?|refers? to|deals? with)\b", re.I)
-#: The paper speaks of itself: "we", "our", "this paper", "here".
-_SELF = re.compile(r"\b(?:we|our|us|this (?:paper|work|study|article))\b|^(?:here|in this)\b", re.I)
-_INTRODUCES = re.compile(r"^(?:in this (?:paper|work)|here\b)|\b(?:we|this (?:paper|work))\s+(?:\w+ly\s+)?"
-                         r"(?:propose|introduce|present|develop|describe|study|investigate|consider|explore|address|"
-                         r"formulate|design|define|tackle|focus|offer|provide)\w*\b", re.I)
-_FINDS = re.compile(r"\b(?:we (?:\w+ly )?(?:show|find|found|demonstrate|observe|prove|achieve|obtain|report|"
-                    r"confirm|verify|evaluate)\w*|results?|outperform\w*|state[- ]of[- ]the[- ]art|experiments?|"
-                    r"empirical(?:ly)?|achiev\w+|speed-?ups?|significantly|surpass\w*|better than)\b|\d", re.I)
-#: A sentence opening with a word that points back ("This phenomenon …", "However, …") leans on the one before it:
-#: it cannot open a paragraph.
-_LEANS = re.compile(r"^\W*(?:this|these|those|such|however|but|thus|hence|moreover|also|yet|still|it|its|they|their|"
-                    r"despite|unfortunately|nevertheless|instead|additionally|furthermore|further|similarly)\b", re.I)
-#: Reading roles: background/definition, introduction, method/other, finding.
-ROLES = ("defines", "introduces", "method", "finds")
-#: The block of a paper's sentences each role reads in: background first, findings last, introduction and method
-#: in the abstract's own order between them.
-_BLOCK = {"defines": 0, "introduces": 1, "method": 1, "finds": 2}
-
-
-def sentence_role(text: str, source: str, background: bool = False) -> str:
-    """Where a sentence belongs in a paragraph: one of :data:`ROLES`.
-
-    A sentence that does not speak of the paper (no "we", "our", "this paper") and states what something is (``X is
-    a …``, ``X states that …``, ``X deals with …``) defines. Otherwise a TL;DR introduces its paper, and so does a
-    sentence introducing the paper's contribution (``We propose/introduce/present/study …``, ``In this paper …``);
-    a sentence not speaking of the paper that opens the abstract (``background``: it comes before the abstract's
-    first sentence speaking of the paper, as abstracts open with their field's context) gives background (also
-    ``"defines"``) unless it opens with a word pointing back (``This …``, ``However …``). Of the rest, one stating
-    a result (``we show``, ``outperforms``, ``state-of-the-art``, experiments, numbers) finds, and the others
-    describe the method.
-
-    Args:
-        text: the sentence.
-        source: ``"tldr"`` or ``"abstract"``.
-        background: the sentence precedes its abstract's first sentence speaking of the paper.
-
-    Returns:
-        ``"defines"``, ``"introduces"``, ``"method"`` or ``"finds"``.
-    """
-    if not _SELF.search(text) and _DEFINES.search(text):
-        return "defines"
-    if source == "tldr" or _INTRODUCES.search(text):
-        return "introduces"
-    if not _SELF.search(text) and background and not _LEANS.match(text):
-        return "defines"
-    return "finds" if _FINDS.search(text) else "method"
-
-
-def background_places(fields: list[tuple[str, str]]) -> int:
-    """The place of the first field speaking of the paper (:func:`sentence_role`'s ``background`` boundary).
-
-    Args:
-        fields: a paper's ``(source, text)`` fields in order (the TL;DR, then the abstract's sentences).
-
-    Returns:
-        The index of the first abstract sentence that says "we"/"our"/"this paper" or introduces the paper;
-        ``len(fields)`` when none does.
-    """
-    for i, (source, text) in enumerate(fields):
-        if source != "tldr" and (_SELF.search(text) or _INTRODUCES.search(text)):
-            return i
-    return len(fields)
-
-
-def reading_order(items: list[tuple[int, int, str]], keys: list | None = None) -> list:
-    """Order an answer's sentences to read as a paragraph.
-
-    A paper's sentences stay together. Papers with a sentence that defines or gives background (role
-    ``"defines"``) come first, then the others, each group in rank order; within a paper the background comes
-    first and the findings last (see :func:`sentence_role`), each block in the paper's own order (the TL;DR
-    first, then the abstract's sentences), so introduction and method keep the order their authors gave them.
-    Deterministic: ties break on rank and place.
-
-    Args:
-        items: one ``(paper rank, place in the paper, role)`` per sentence (place 0 = the TL;DR when the paper has
-            one, then the abstract's sentences in order; role one of :data:`ROLES`).
-        keys: what to return for each item (default: the items' indices).
-
-    Returns:
-        ``keys`` (or indices) in reading order.
-    """
-    keys = list(range(len(items))) if keys is None else keys
-    defining = {rank for rank, _place, role in items if role == ROLES[0]}
-
-    def key(i: int) -> tuple:
-        rank, place, role = items[i]
-        return (rank not in defining, rank, _BLOCK[role], place)
-
-    return [keys[i] for i in sorted(range(len(items)), key=key)]
 
 
 def subject_of(question: str) -> str:

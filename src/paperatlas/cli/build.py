@@ -113,17 +113,7 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
         raise click.UsageError("give --format once (for all listings) or once per listing")
     if address and engine != "ray":
         raise click.UsageError("--address is the Ray cluster's address: it needs --engine ray")
-    run_engine = None
-    if engine == "ray":
-        if tldr_backend != EXTRACTIVE:
-            raise click.UsageError("--engine ray runs the extractive TL;DR; a --tldr-backend runs on the local engine")
-        from ..engines import get_engine
-        from ..engines.ray_engine import RayUnavailable
-
-        try:
-            run_engine = get_engine("ray", address=address, workers=workers, precision=precision)
-        except RayUnavailable as e:
-            raise click.ClickException(str(e)) from e
+    run_engine = _ray_engine(address, workers, precision, tldr_backend) if engine == "ray" else None
     if precision == "bf16":  # refused before anything is read when this CPU has no native bf16
         from ..enrich.embed import resolve_precision
 
@@ -169,6 +159,30 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
         if n_skipped:
             click.echo(f"{n_skipped} malformed record{'s' if n_skipped > 1 else ''} skipped (listed above); "
                        "--strict makes them fatal", err=True)
+    _print_report(rep, path, label_backend, engine)
+    prepare_query_model()
+
+
+def _ray_engine(address: str | None, workers: int | None, precision: str, tldr_backend: str):
+    """The Ray engine ``build --engine ray`` runs on (:func:`paperatlas.engines.get_engine`).
+
+    Raises:
+        click.UsageError: with a generative ``--tldr-backend`` (it runs on the local engine).
+        click.ClickException: ray is not installed (the message names the extra).
+    """
+    if tldr_backend != EXTRACTIVE:
+        raise click.UsageError("--engine ray runs the extractive TL;DR; a --tldr-backend runs on the local engine")
+    from ..engines import get_engine
+    from ..engines.ray_engine import RayUnavailable
+
+    try:
+        return get_engine("ray", address=address, workers=workers, precision=precision)
+    except RayUnavailable as e:
+        raise click.ClickException(str(e)) from e
+
+
+def _print_report(rep, path: Path, label_backend: str, engine: str) -> None:
+    """What the build did (:class:`paperatlas.build.BuildReport`): counts, topics, notes and the stage table."""
     click.echo(f"{path}: {rep.n_papers} papers ({rep.n_read} records read), {rep.n_areas} areas, "
                f"{rep.n_topics} topics; embedded {rep.n_embedded}, reused {rep.n_reused}"
                + (f" ({rep.n_resumed} from an interrupted build)" if rep.n_resumed else "")
@@ -193,7 +207,6 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
                    + ", ".join(f"{k} {v:.1f}s" for k, v in rep.worker_seconds.items()))
     click.echo("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in rep.stage_seconds.items())
                + f"; total {rep.total_seconds:.1f}s; peak memory {rep.peak_rss_mib:.0f} MiB")
-    prepare_query_model()
 
 
 def prepare_query_model() -> None:

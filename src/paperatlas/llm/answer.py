@@ -377,22 +377,7 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
             origin = int(np.argmax(ev @ sv[k]))
         else:
             origin = max(range(len(excerpts)), key=lambda i: (len(st & ex_stems[i]) / (len(st | ex_stems[i]) or 1), -i))
-        ok, reason, cite = False, "cites no paper", cites[0] if cites else 0
-        if st and any(st <= _stems(x.title) for x in sources):
-            reason = "a paper's title, not a sentence"  # the prompt lists the papers by title; a model echoes them
-        elif cites:
-            reasons = []
-            for c in cites:
-                if c not in by_cite:
-                    reasons.append(f"cites [{c}], not a paper of the answer")
-                    continue
-                ok, why = support(text, by_cite[c], vector=sv[k] if sv is not None else None,
-                                  source_vectors=src_vecs.get(c))
-                if ok:
-                    cite = c
-                    break
-                reasons.append(why)
-            reason = "; ".join(reasons)
+        ok, reason, cite = _verdict(text, cites, st, sources, by_cite, sv[k] if sv is not None else None, src_vecs)
         if ok and cite != excerpts[origin].cite:  # close to another paper's sentence: the citation is misplaced
             close = float(ev[origin] @ sv[k]) if sv is not None and ev is not None else \
                 len(st & ex_stems[origin]) / (len(st | ex_stems[origin]) or 1)
@@ -400,21 +385,7 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
                 ok, reason = False, (f"cites [{cite}] but restates a sentence of [{excerpts[origin].cite}] "
                                      f"({'cosine' if sv is not None else 'word overlap'} {close:.2f})")
         decided.append((text, cite, ok, reason, origin))
-    kept = {origin for _t, _c, ok, _r, origin in decided[:MAX_WRITTEN] if ok}
-    out: list[Written] = []
-    dropped: list[Dropped] = []
-    used: set[int] = set()
-    for text, cite, ok, reason, origin in decided:
-        if ok and len(out) < MAX_WRITTEN:
-            same = _plain(text) == _plain(excerpts[origin].text) and cite == excerpts[origin].cite
-            out.append(extractive[origin] if same else Written(text, cite, True, origin))  # a copy is not written
-            used.add(origin)
-            continue
-        dropped.append(Dropped(text, cite, reason if not ok else f"more than {MAX_WRITTEN} sentences"))
-        # the copied sentence it came from stands in, once, unless a kept sentence already rewrites it
-        if origin not in used and origin not in kept and len(out) < MAX_WRITTEN:
-            out.append(extractive[origin])
-            used.add(origin)
+    out, dropped, used = _assemble(decided, excerpts, extractive)
     if not any(s.written for s in out):
         if not parsed:
             note = "the model wrote no sentence; the answer is extractive"
@@ -430,6 +401,57 @@ def rewrite_answer(backend: ChatBackend, question: str, excerpts: list[Excerpt],
             out.append(e)
             used.add(i)
     return Rewrite(out, dropped, backend.method, "", raw)
+
+
+def _verdict(text: str, cites: list[int], st: set[str], sources: list[Source], by_cite: dict[int, Source],
+             vector: np.ndarray | None, src_vecs: dict[int, np.ndarray]) -> tuple[bool, str, int]:
+    """``(kept, why not, cite)`` of a written sentence: the first of its ``cites`` whose paper supports it.
+
+    ``st`` is the sentence's word stems; a sentence that is a paper's title, cites nothing or cites no paper of
+    the answer is not kept.
+    """
+    ok, reason, cite = False, "cites no paper", cites[0] if cites else 0
+    if st and any(st <= _stems(x.title) for x in sources):
+        return ok, "a paper's title, not a sentence", cite  # the prompt lists the papers by title; a model echoes
+    if cites:
+        reasons = []
+        for c in cites:
+            if c not in by_cite:
+                reasons.append(f"cites [{c}], not a paper of the answer")
+                continue
+            ok, why = support(text, by_cite[c], vector=vector, source_vectors=src_vecs.get(c))
+            if ok:
+                cite = c
+                break
+            reasons.append(why)
+        reason = "; ".join(reasons)
+    return ok, reason, cite
+
+
+def _assemble(decided: list[tuple[str, int, bool, str, int]], excerpts: list[Excerpt], extractive: list[Written]) \
+        -> tuple[list[Written], list[Dropped], set[int]]:
+    """The kept sentences (at most :data:`MAX_WRITTEN`), the dropped ones, and the excerpts used.
+
+    ``decided`` is ``(text, cite, kept, why not, origin)`` per written sentence in the model's order; a dropped
+    sentence's origin stands in for it (once, unless a kept sentence rewrites it); a kept copy of its origin counts
+    as that excerpt.
+    """
+    kept = {origin for _t, _c, ok, _r, origin in decided[:MAX_WRITTEN] if ok}
+    out: list[Written] = []
+    dropped: list[Dropped] = []
+    used: set[int] = set()
+    for text, cite, ok, reason, origin in decided:
+        if ok and len(out) < MAX_WRITTEN:
+            same = _plain(text) == _plain(excerpts[origin].text) and cite == excerpts[origin].cite
+            out.append(extractive[origin] if same else Written(text, cite, True, origin))  # a copy is not written
+            used.add(origin)
+            continue
+        dropped.append(Dropped(text, cite, reason if not ok else f"more than {MAX_WRITTEN} sentences"))
+        # the copied sentence it came from stands in, once, unless a kept sentence already rewrites it
+        if origin not in used and origin not in kept and len(out) < MAX_WRITTEN:
+            out.append(extractive[origin])
+            used.add(origin)
+    return out, dropped, used
 
 
 __all__ = ["ANSWER_EXEMPT", "MIN_COSINE", "MIN_WORD_SHARE", "Dropped", "Excerpt", "Rewrite", "Source", "Written",

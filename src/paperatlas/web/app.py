@@ -85,8 +85,36 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     app.register_blueprint(Blueprint("mapview", __name__, static_folder=MAP_STATIC_DIR,
                                      static_url_path="/mapview/static"))
 
-    yield_to_requests = request_gate(app)
+    _start_warm_up(app, atlas, ctx, preload_model)
 
+    def map_args(compact: bool) -> dict:
+        """Template arguments of ``_map.html`` (the interactive map, drawn by mapview/static/atlasmap.js)."""
+        return {"map_compact": compact, "map_paper_href": url_for("paper", pid="__ID__"),
+                "map_topic_href": url_for("topic", tid=987654321).replace("987654321", "__ID__")}
+
+    _install_page_globals(app, atlas, ctx, access_token)
+
+    search_views.register(app, ctx, map_args)
+    ask_views.register(app, ctx)
+    browse_views.register(app, ctx)
+    paper_views.register(app, ctx, map_args)
+    topic_edit_views.register(app, ctx)
+    reader_views.register(app, ctx)
+    new_views.register(app, ctx)
+    schedule_views.register(app, ctx)
+    trends_views.register(app, ctx)
+    damaged.register(app)  # a damaged value read per request: a 500 page with the store's one line
+
+    @app.errorhandler(404)
+    def not_found(_e):
+        return render_template("404.html"), 404
+
+    return app
+
+
+def _start_warm_up(app: Flask, atlas: Atlas, ctx: WebContext, preload_model: bool) -> None:
+    """Start the thread that computes ahead what the first requests would wait for (see :func:`create_app`)."""
+    yield_to_requests = request_gate(app)
     def warm() -> None:
         """Compute ahead, one piece at a time, what the first requests would otherwise wait for.
 
@@ -126,11 +154,9 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
         one_blas_thread()  # request threads each multiply on one core rather than all fight for both
     threading.Thread(target=warm, name="paperatlas-warm-up", daemon=True).start()
 
-    def map_args(compact: bool) -> dict:
-        """Template arguments of ``_map.html`` (the interactive map, drawn by mapview/static/atlasmap.js)."""
-        return {"map_compact": compact, "map_paper_href": url_for("paper", pid="__ID__"),
-                "map_topic_href": url_for("topic", tid=987654321).replace("987654321", "__ID__")}
 
+def _install_page_globals(app: Flask, atlas: Atlas, ctx: WebContext, access_token: str | None) -> None:
+    """The names every template sees (the topic menu, keyphrase counts, feed links, ...) and the note filter."""
     kp_count: dict[str, int] = {}
     for p in atlas.papers:
         for k in {concept_key(k) for k in p.keyphrases + p.given_keyphrases}:
@@ -200,20 +226,3 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
                 "out_links": out_links, "author_links": author_links, "feed_href": feed_href,
                 "page_feed": page_feed,
                 "mine_of": lambda pid: reader_views.mine_of(ctx, pid)}
-
-    search_views.register(app, ctx, map_args)
-    ask_views.register(app, ctx)
-    browse_views.register(app, ctx)
-    paper_views.register(app, ctx, map_args)
-    topic_edit_views.register(app, ctx)
-    reader_views.register(app, ctx)
-    new_views.register(app, ctx)
-    schedule_views.register(app, ctx)
-    trends_views.register(app, ctx)
-    damaged.register(app)  # a damaged value read per request: a 500 page with the store's one line
-
-    @app.errorhandler(404)
-    def not_found(_e):
-        return render_template("404.html"), 404
-
-    return app

@@ -46,6 +46,13 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         ctx: the shared state.
         map_args: ``compact -> template arguments of _map.html``.
     """
+    _register_paper_routes(app, ctx)
+    _register_topic_routes(app, ctx)
+    _register_map_routes(app, ctx, map_args)
+
+
+def _register_paper_routes(app: Flask, ctx: WebContext) -> None:
+    """``/paper/<pid>``, its edit form's target and ``/api/related/<pid>``."""
     atlas = ctx.atlas
 
     @app.get("/paper/<pid>")
@@ -97,6 +104,11 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
         p.keyphrases, p.keyphrases_method = edited.keyphrases, edited.keyphrases_method
         return redirect(url_for("paper", pid=pid))
 
+
+def _register_topic_routes(app: Flask, ctx: WebContext) -> None:
+    """``/topics`` and ``/topic/<tid>`` (a topic's lists made once per topic, until the reader moves a paper)."""
+    atlas = ctx.atlas
+
     @app.get("/topics")
     def topics():
         return render_template("topics.html")
@@ -140,6 +152,11 @@ def register(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> N
                                area=atlas.topics.get(t.parent_id) if t.parent_id is not None else None,
                                subtopics=atlas.subtopics(tid), nearest=nearest_topics(atlas, tid, k=5),
                                n_status=n_status, **(topic_trend(ctx, tid) or {}))
+
+
+def _register_map_routes(app: Flask, ctx: WebContext, map_args: Callable[[bool], dict]) -> None:
+    """``/map``, its data ``/api/map`` and the bundled Plotly.js."""
+    atlas = ctx.atlas
 
     @app.get("/map")
     def map_page():
