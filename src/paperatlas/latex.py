@@ -16,6 +16,7 @@ such as KaTeX can still typeset them). Public API:
 * :func:`unfold_latex_text` -- text-mode LaTeX (commands, accents, quotes, ties) to plain text;
 * :func:`clean_markup` -- the whole pipeline for one title or abstract paragraph (what readers call);
 * :func:`render_latex` -- inline math as plain Unicode text (``$\ell_p$`` → ``ℓₚ``-style), for one-line TL;DRs.
+* :func:`title_text` -- a title's inline math spans only, as plain text (``$i$-Mix`` → ``i-Mix``), for pages.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "normalize_math_delimiters",
     "render_latex",
     "split_math",
+    "title_text",
     "unescape_markdown",
     "unfold_latex_text",
     "unfold_links",
@@ -418,3 +420,21 @@ def render_latex(text: str) -> str:
     if "\\" in text:
         text = _math_to_text(text) if re.search(r"\\[A-Za-z]", text) else text.replace("\\", "")
     return text
+
+
+def title_text(title: str) -> str:
+    r"""A title with its inline math ``$...$`` written as plain text, for pages that show it as text.
+
+    Only the math spans change (as :func:`render_latex` renders them: ``$i$-Mix`` → ``i-Mix``,
+    ``$\ell_p$-Norm`` → ``ℓp-Norm``, ``$1/n$`` → ``1/n``); text outside them is kept as it is, and a lone ``$``
+    (``$5 budget``) is not math. The stored title keeps its LaTeX (search, export and BibTeX read it).
+
+    Args:
+        title: One paper title as stored (math spans kept as LaTeX by :func:`clean_markup`).
+
+    Returns:
+        The title without ``$`` math delimiters; unchanged when it has no math span.
+    """
+    if "$" not in title:
+        return title
+    return "".join(_math_to_text(s) if is_math else s for s, is_math in split_math(title))

@@ -336,6 +336,13 @@ def _description(p: Paper) -> str:
     return "\n\n".join(x for x in (p.tldr.strip(), ", ".join(p.authors), link) if x)
 
 
+NO_TIMES = ("no paper of this schedule has a start time: the atlas's listing gives no session times, so there is "
+            "nothing to put in a calendar and no .ics was written (the plan is in walking order instead). Times come "
+            "from a virtual-site export of NeurIPS/ICML/ICLR or a CSV with Start/End columns (README: 'A plan for "
+            "the conference').")
+"""The reason :func:`to_ics` gives when no paper has a time: what is missing and which listings have times."""
+
+
 def to_ics(schedule: Schedule, name: str = "paperatlas schedule", now: datetime | None = None) -> bytes:
     """The schedule's papers with a start time as an iCalendar (RFC 5545) file, made with ``icalendar``.
 
@@ -361,8 +368,7 @@ def to_ics(schedule: Schedule, name: str = "paperatlas schedule", now: datetime 
 
     timed = schedule.timed
     if not timed:
-        raise ValueError("no paper of this schedule has a start time: the listing gives no times, so there is "
-                         "nothing to put in a calendar (the plan is ordered by topic instead)")
+        raise ValueError(NO_TIMES)
     stamp = (now or datetime.now(UTC)).astimezone(UTC)
     cal = icalendar.Calendar()
     cal.add("prodid", PRODID)

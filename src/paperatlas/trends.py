@@ -53,7 +53,24 @@ _YEAR_SUFFIX = re.compile(r"[\s'’,-]*\b(?:19|20)\d\d\s*$")
 
 
 class TrendsUnavailable(ValueError):
-    """The atlas does not span enough years (or venues) for trends; the message says what it spans."""
+    """The atlas does not span enough years (or venues) for trends; the message says what it spans.
+
+    ``str(e)`` is the command line's message (it may name a flag, ``lower --min-papers``); :attr:`reason` is the
+    same without the flag, for pages where no flag can be given (the web app's Trends page).
+    """
+
+    def __init__(self, reason: str, cli_hint: str = ""):
+        """Keep the reason; the message is the reason and the command line's hint.
+
+        Args:
+            reason: What the atlas spans and what would give trends (no command-line flag named).
+            cli_hint: What a command-line user can also do (e.g. ``"or lower --min-papers"``), appended to
+                ``str(e)`` only.
+        """
+        super().__init__(f"{reason[:-1]}, {cli_hint}." if cli_hint and reason.endswith(".") else
+                         f"{reason} {cli_hint}".strip())
+        self.reason = reason
+        self.cli_hint = cli_hint
 
 
 @dataclass(frozen=True)
@@ -200,8 +217,8 @@ def year_trends(papers: Iterable[Paper], topics: Mapping[int, Topic], level: Lev
         spans = ", ".join(f"{y}: {n}" for y, n in sorted(per_year.items())) or "no paper has a year"
         raise TrendsUnavailable(
             f"trends need at least {MIN_YEARS} years with {min_papers} or more papers each; this atlas has "
-            f"{len(years)} ({spans}). Build it from listings of more years (e.g. paperlists' nips*.json.gz), "
-            f"or lower --min-papers.")
+            f"{len(years)} ({spans}). Build it from listings of more years (e.g. paperlists' nips*.json.gz).",
+            cli_hint="or lower --min-papers")
     totals = tuple(per_year[y] for y in years)
     t_crit = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(years) - 2))
     out = []
@@ -322,7 +339,7 @@ def atlas_trends(atlas, level: Level = "topic", min_papers: int = MIN_PAPERS, si
 
     value = atlas.derived(f"trends.{level}.{min_papers}.{since}.{until}", compute)
     if isinstance(value, TrendsUnavailable):
-        raise TrendsUnavailable(str(value))
+        raise TrendsUnavailable(value.reason, value.cli_hint)  # a fresh one: the cached one keeps no traceback
     return value
 
 

@@ -103,8 +103,9 @@ def search_command(query, db, limit, mode, as_json, export_fmt, output, sort, **
         more = f"; {res.n_meaning} more close in meaning" if res.n_meaning else ""
         say(f"{res.n_keyword} paper{'s' if res.n_keyword != 1 else ''} use{'s' if res.n_keyword == 1 else ''} "
             f"your words{more}" + (f" (showing {len(hits)}; -k for more)" if res.total > len(hits) else ""))
-    elif res.total > len(hits):
-        say(f"{res.total} papers match (showing {len(hits)}; -k for more)")
+    else:  # an empty query (filters only): the count, whether or not every match is shown
+        say(f"{res.total} paper{'s' if res.total != 1 else ''} match{'es' if res.total == 1 else ''}"
+            + (f" (showing {len(hits)}; -k for more)" if res.total > len(hits) else ""))
     if export_fmt:
         from ..publish import publish as run_publish
 

@@ -45,17 +45,19 @@ def render_digest(digest: Digest, atlas: Atlas, title: str = "") -> str:
                        f"beyond its share, p = {g.p_value:.2g}; {g.n_new + g.n_before} papers)")
         out.append("")
     more = f" ({escape_md(digest.shown_note)})" if digest.shown_note else ""
-    out += [f"## New papers by topic{more}", ""]
+    out += [f"## New papers by topic{more}", "", "#n is a paper's rank among all the new papers.", ""]
     for topic, members in digest.groups:
         label = atlas.topic_label(topic.id) if topic is not None else "No topic"
         out += [f"### {escape_md(label)}", ""]
         for n in members:
             p = n.paper
             facts = venue_text(p) or p.status
-            out.append(f"{n.rank}. {_title_link(p)}" + (f" — {escape_md(facts)}" if facts else ""))
+            # a bullet with the rank written out: numbered items under topics would read 1, 2, 3, 6, 7, 12
+            # (the ranks are over all new papers) and a Markdown renderer renumbers them 1, 2, 3, 4, ...
+            out.append(f"- **#{n.rank}** {_title_link(p)}" + (f" — {escape_md(facts)}" if facts else ""))
             if p.tldr:
-                out.append(f"   {escape_md(one_line(p.tldr))}")
-            out.append(f"   *{escape_md(one_line(n.reason))}*")
+                out.append(f"  {escape_md(one_line(p.tldr))}")
+            out.append(f"  *{escape_md(one_line(n.reason))}*")
         out.append("")
     if digest.by_liked_authors:
         out += ["## By authors you liked", ""]

@@ -48,6 +48,56 @@ _NOT_MAIN_RE = re.compile(r"\b(?:workshops?|findings|companion|demos?|demonstrat
                           r"explorations|magazine|newsletter|posters?|challenges?|competitions?|symposium)\b",
                           re.IGNORECASE)
 _YEAR_RE = re.compile(r"(?<!\d)(19[5-9]\d|20\d\d)(?!\d)")
+# A conference's main proceedings named in full, without its acronym ("Proceedings of the 38th International
+# Conference on Machine Learning", "Advances in Neural Information Processing Systems 33"): the acronym. The name
+# must end the venue or be followed by punctuation, a number or "and the" (ACL-IJCNLP), so that "International
+# Conference on Machine Learning and Applications" (ICMLA) or "... on Computer Vision Theory and Applications"
+# (VISAPP) is not taken for ICML or ICCV. The NAACL and EACL names are tried before ACL's.
+_FULL_NAMES = (
+    ("neurips", r"Neural Information Processing Systems"),
+    ("icml", r"International Conference on Machine Learning"),
+    ("iclr", r"International Conference on Learning Representations"),
+    ("cvpr", r"Conference on Computer Vision and Pattern Recognition"),
+    ("eccv", r"European Conference on Computer Vision"),
+    ("iccv", r"International Conference on Computer Vision"),
+    ("naacl", r"North American Chapter of the Association for Computational Linguistics"),
+    ("eacl", r"European Chapter of the Association for Computational Linguistics"),
+    ("acl", r"Annual Meeting of the Association for Computational Linguistics"),
+    ("emnlp", r"Conference on Empirical Methods in Natural Language Processing"),
+    ("aaai", r"AAAI Conference on Artificial Intelligence"),
+    ("ijcai", r"International Joint Conference on Artificial Intelligence"),
+)
+_FULL_NAME_RES = tuple((a, re.compile(r"\b" + n.replace(" ", r"\s+") + r"(?!\s+(?!and\s+the\b)[A-Za-z])",
+                                      re.IGNORECASE)) for a, n in _FULL_NAMES)
+# The year of the n-th meeting, for conferences held every year since: ICML 38th = 2021 (from the 20th, 2003),
+# ICLR 9th = 2021, NeurIPS 35th = 2021, ACL 59th = 2021 (from the 40th, 2002), AAAI 35th = 2021 (from the 25th,
+# 2011; there was no AAAI 2009). ``(offset, first n it holds for)``. IJCAI (biennial until 2015), CVPR, ICCV, ECCV,
+# EMNLP and NAACL do not number their meetings in a way that maps to a year: only a year field gives theirs.
+_ORDINAL_YEAR = {"icml": (1983, 20), "iclr": (2012, 1), "neurips": (1986, 1), "acl": (1962, 40),
+                 "aaai": (1986, 25)}
+_ORDINAL_RE = re.compile(r"\b(\d{1,3})(?:st|nd|rd|th)\b", re.IGNORECASE)
+# "Advances in Neural Information Processing Systems 33": the proceedings' volume, 1987 + n (33 = NeurIPS 2020).
+_NEURIPS_VOLUME_RE = re.compile(r"Processing\s+Systems\s+(\d{1,2})(?!\d)", re.IGNORECASE)
+
+
+def _full_name_acronym(venue: str) -> str | None:
+    """The acronym of a conference named in full in ``venue`` (see ``_FULL_NAMES``), else None."""
+    return next((a for a, rx in _FULL_NAME_RES if rx.search(venue)), None)
+
+
+def _ordinal_year(acronym: str, venue: str) -> str | None:
+    """The year an ordinal ("38th") or a NeurIPS volume number in ``venue`` stands for, where that is reliable."""
+    key = acronym.lower()
+    if key in ("neurips", "nips") and (m := _NEURIPS_VOLUME_RE.search(venue)):
+        return str(1987 + int(m.group(1)))
+    key = "neurips" if key == "nips" else key
+    if key in _ORDINAL_YEAR and (m := _ORDINAL_RE.search(venue)):
+        offset, first = _ORDINAL_YEAR[key]
+        n = int(m.group(1))
+        return str(offset + n) if n >= first and offset + n <= 2100 else None
+    return None
+
+
 # Preprint servers a ``publisher`` field may name (Zotero's arXiv entries: ``publisher = {arXiv}``).
 _PREPRINT_RE = re.compile(r"^(?:arxiv|biorxiv|medrxiv|chemrxiv|techrxiv|psyarxiv|ssrn|research square|"
                           r"preprints(?:\.org)?|osf preprints)$", re.IGNORECASE)
@@ -61,6 +111,11 @@ def venue_label(venue: str, year: str | int | None = None) -> str:
     the venue, else ``year``. ``9th International Conference on Learning Representations, {ICLR} 2021`` (DBLP),
     ``Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)`` with year 2022,
     ``31st AAAI Conference on Artificial Intelligence, AAAI 2017`` -> ``ICLR 2021``, ``CVPR 2022``, ``AAAI 2017``.
+    A main conference named in full without its acronym is recognised too (NeurIPS/NIPS, ICML, ICLR, CVPR, ICCV,
+    ECCV, ACL, EMNLP, NAACL, EACL, AAAI, IJCAI): ``Proceedings of the 38th International Conference on Machine
+    Learning`` -> ``ICML 2021``. Its year is the one written in the venue, else ``year``, else (ICML, ICLR, NeurIPS,
+    ACL, AAAI only, whose meetings are numbered one a year) the ordinal's (38th ICML = 2021) or the NeurIPS volume's
+    (``Advances in Neural Information Processing Systems 33`` = 2020).
     Workshops, Findings, companions, demos, journals and the like (``ICLR 2021 Workshop on ...``,
     ``Transactions of the ACL``) keep their name, as does a venue with no acronym or no year. A venue starting with
     ``arXiv`` (Zotero's ``arXiv:1510.03820 [cs]``, Google Scholar's ``arXiv preprint arXiv:...``, ``ArXiv``) is
@@ -79,10 +134,12 @@ def venue_label(venue: str, year: str | int | None = None) -> str:
     if re.match(r"arxiv\b", v, re.IGNORECASE):
         return "arXiv"
     m = _ACRONYM_RE.search(v)
-    if m is None or _NOT_MAIN_RE.search(v):
+    acronym = m.group(1) if m else _full_name_acronym(v)
+    if acronym is None or _NOT_MAIN_RE.search(v):
         return v
     y = _YEAR_RE.search(v) or _YEAR_RE.search(str(year or ""))
-    return f"{venue_name(m.group(1))} {y.group(1)}" if y else v
+    found = y.group(1) if y else _ordinal_year(acronym, v)
+    return f"{venue_name(acronym)} {found}" if found else v
 
 
 def sniff(head: str) -> bool:
@@ -194,7 +251,8 @@ def split_names(value: str) -> list[str]:
         value: An ``author`` field's raw value, e.g. ``"Devlin, Jacob and M{\"u}ller, Anna"``.
 
     Returns:
-        E.g. ``["Jacob Devlin", 'Anna M{\"u}ller']``; empty names dropped.
+        E.g. ``["Jacob Devlin", 'Anna M{\"u}ller']``; empty names dropped, and so is ``others`` (BibTeX's
+        ``and others``, "et al.": :func:`read_text` keeps it as ``extra["authors_truncated"] = True``).
     """
     out = []
     for name in _split_top(value, _NAME_SEP_RE):
@@ -204,9 +262,14 @@ def split_names(value: str) -> list[str]:
         elif len(parts) >= 3:
             name = f"{parts[2]} {parts[0]} {parts[1]}"
         name = " ".join(name.split())
-        if name:
+        if name and name.lower() != "others":  # BibTeX's "and others" is "et al.", not an author
             out.append(name)
     return out
+
+
+def _has_others(value: str) -> bool:
+    """Whether an ``author`` field ends its list with BibTeX's ``and others`` (the list is cut: et al.)."""
+    return any(" ".join(n.split()).lower() == "others" for n in _split_top(value, _NAME_SEP_RE))
 
 
 def _authors(fields: dict[str, str]) -> list[str]:
@@ -304,6 +367,10 @@ def read_text(text: str, path: str, strict: bool = False, **_hints) -> list[Pape
         p = papers[-1][1]
         if ax:
             p.extra.setdefault("arxiv_id", ax)
+        if p.year is None and (vy := re.search(r" ((?:19|20)\d\d)$", p.venue or "")):
+            p.year = int(vy.group(1))  # no year field: the year the venue label found (38th ICML -> 2021)
+        if _has_others(entry.get("author", "")):
+            p.extra["authors_truncated"] = True  # "and others": the authors named are the first few (et al.)
         p.links += [Link(url=u, kind="code", label="code") for u in code if all(x.url != u for x in p.links)]
     for line, problem in sorted(problems):
         skip_record(SourceError(path, line, problem), strict)

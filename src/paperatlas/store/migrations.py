@@ -30,7 +30,9 @@ MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = []
 class MalformedAtlas(ValueError):
     """The file is not a readable atlas: not SQLite, a table missing, or a stored value that cannot be decoded.
 
-    The message is one line naming the file, what is wrong, and how to rebuild it.
+    The message is one line naming the file, what is wrong, and what to do: a damaged atlas (or an empty file) is
+    rebuilt at its path; a file that is not an atlas (not SQLite, or another program's SQLite) is never suggested as
+    a build target: the advice names another path beside it (``notes.md`` → ``notes.db``).
     """
 
     def __init__(self, path: str | Path, problem: str):
@@ -41,8 +43,15 @@ class MalformedAtlas(ValueError):
             problem: What is wrong, e.g. ``"not an SQLite database"`` (newlines are flattened).
         """
         problem = " ".join(str(problem).split())
-        super().__init__(f"{path}: not a usable paperatlas atlas ({problem}); "
-                         f"rebuild it with `paperatlas build LISTING --db {path}`")
+        if problem.startswith(("not an SQLite database", "SQLite without the atlas tables")):
+            # another program's file: a build refuses (or would write into) it, so never advise building over it
+            p = Path(path)
+            other = p.with_suffix(".db") if p.suffix != ".db" else p.with_name(f"{p.stem}-atlas.db")
+            advice = (f"it is not an atlas: build the atlas at another path, "
+                      f"e.g. `paperatlas build LISTING --db {other}`")
+        else:
+            advice = f"rebuild it with `paperatlas build LISTING --db {path}`"
+        super().__init__(f"{path}: not a usable paperatlas atlas ({problem}); {advice}")
         self.path = Path(path)
         self.problem = problem
 

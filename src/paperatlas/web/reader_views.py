@@ -1,6 +1,7 @@
 """The reader's routes: actions on a paper (in place, with or without JavaScript), the reading list, *For you*.
 
-Actions are like, dislike, read, add to or remove from a list, and a note.
+Actions are like, dislike, read, add to or remove from a list (or every list), and a note; the reading-list page
+has Unlike and Remove buttons on each entry (the same CSRF-checked ``mark`` form as the paper pages).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from flask import Flask, abort, g, jsonify, redirect, render_template, request, url_for
 
 from .. import readinglist as rl
+from ..latex import title_text
 from ..limits import LimitExceeded, check_list_name
 from .context import WebContext
 from .security import safe_next
@@ -41,20 +43,23 @@ def entry_json(e, pid: str) -> dict:
 
 
 def register(app: Flask, ctx: WebContext) -> None:
-    """Add the reader's routes (``mark``, ``reading_list``, ``for_you``) to ``app``.
+    """Add the reader's routes (``mark``, ``reading_list``, ``for_you``) and the ``title_text`` filter to ``app``.
 
     Args:
         app: the Flask app.
         ctx: the shared state.
     """
     atlas = ctx.atlas
+    # ``{{ p.title|title_text }}``: a title's inline math as text ($i$-Mix → i-Mix), for every template
+    app.add_template_filter(title_text, "title_text")
 
     @app.post("/paper/<pid>/mark")
     def mark(pid: str):
         """One action on one paper; JSON (the new state) for a page script, else a redirect back to ``next``."""
-        if pid not in atlas.by_id:
-            abort(404)
         action = request.form.get("action", "")
+        # a paper no longer in the atlas (kept on the reading list) can still be taken off it and unliked
+        if pid not in atlas.by_id and not (action in ("remove", "remove-all", "unrate") and mine_of(ctx, pid)):
+            abort(404)
         try:
             list_name = check_list_name(request.form.get("list", ""), pid) or rl.DEFAULT_LIST
         except LimitExceeded as e:
@@ -68,6 +73,8 @@ def register(app: Flask, ctx: WebContext) -> None:
                 rl.add(atlas.path, pid, list_name)
             elif action == "remove":
                 rl.remove(atlas.path, pid, list_name)
+            elif action == "remove-all":  # off every list (its note, rating and read mark stay)
+                rl.remove(atlas.path, pid, None)
             elif action == "note":
                 rl.set_note(atlas.path, pid, request.form.get("note", ""))
             else:
@@ -81,7 +88,9 @@ def register(app: Flask, ctx: WebContext) -> None:
 
     @app.get("/list")
     def reading_list():
-        es = reader_entries(ctx)
+        """The reader's entries (``?list=NAME``: one list), each with Unlike / Remove buttons."""
+        # an entry unliked and taken off every list, with no note or read mark, is no longer on the reading list
+        es = [e for e in reader_entries(ctx) if e.rating or e.note or e.read_at or e.lists]
         name = request.args.get("list") or None
         shown = [e for e in es if name is None or name in e.lists]
         return render_template("list.html", entries=shown, names=rl.list_names(atlas.path), current=name,

@@ -68,7 +68,10 @@ def register(app: Flask, ctx: WebContext) -> None:
             areas = atlas_trends(atlas, "area", since=since)
             topics = atlas_trends(atlas, "topic", since=since)
         except TrendsUnavailable as e:
-            return render_template("trends.html", unavailable=str(e), top=top, since=since, decade=decade)
+            # the reason without the command line's flag: here the reader can only widen the years (drop ?since)
+            why = e.reason + (f" This page fits the years from {since} on: open /trends for every year."
+                              if since is not None else "")
+            return render_template("trends.html", unavailable=why, top=top, since=since, decade=decade)
         venues = atlas.derived("trends.venues.area", venue_table)
         moving = topics.rising[:top] + topics.falling[:top]
         return render_template(
