@@ -1,9 +1,28 @@
 #!/usr/bin/env bash
-# Install paperatlas into ./.venv, build the ICLR 2021 demo atlas (../shared/seeds/001_*.txt, or the bundled
-# 60-paper sample when ../shared is absent) into iclr2021.db, and serve it at http://127.0.0.1:8000/.
+# Install paperatlas into ./.venv (the versions of constraints.txt, the CPU build of torch first: scripts/install.sh),
+# build the ICLR 2021 demo atlas (../shared/seeds/001_*.txt, or the bundled 60-paper sample when ../shared is absent)
+# into iclr2021.db, and serve it at http://127.0.0.1:8000/. Extra arguments go to `paperatlas demo` (--port,
+# --no-serve).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Measured on this project's 2-core machine (2026-11-27): the 860-paper build used 107 s of CPU (user+sys; it took
+# 9 min of wall time while other jobs kept the load at ~12), the 60-paper sample 22 s; the install into a new venv
+# 80 s of wall time at load ~4, up to 6 min at load ~15.
+if [ -f ../shared/seeds/001_2614e1796f49d7fd.txt ]; then
+  what="the ICLR 2021 atlas (860 papers)"; took="~2 min on 2 free cores (longer while other jobs share them)"
+else
+  what="the bundled 60-paper ICLR 2021 sample"; took="~30 s on 2 free cores"
+fi
+echo "paperatlas demo, 3 steps:"
+if [ -x .venv/bin/paperatlas ]; then
+  echo "  1. check the install in ./.venv (seconds)"
+else
+  echo "  1. install paperatlas into ./.venv: 1.8 GB (CPU torch included), ~1.5 min on 2 free cores"
+fi
+echo "  2. build $what into iclr2021.db: $took, a bar per stage"
+echo "  3. serve it at http://127.0.0.1:8000/ (another port: --port N; Ctrl-C stops it)"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 . .venv/bin/activate
-pip install -q --disable-pip-version-check -e .
+. scripts/install.sh
+pa_install ''
 exec paperatlas demo "$@"
