@@ -182,6 +182,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("keyphrases", st.keyphrase_statistics),
     Stage("per-paper", st.run_per_paper, own_rows=True),
     Stage("write-embeddings", st.write_embeddings),
+    Stage("prepare", st.prepare_topics, when=lambda ctx: ctx.prepared is None),
     Stage("tldr", st.generate_tldrs, when=lambda ctx: ctx.opts.tldr_backend is not None),
     Stage("topics+map", fit_topics),
     Stage("topic labels", st.rewrite_topic_labels, when=lambda ctx: ctx.opts.label_backend is not None),

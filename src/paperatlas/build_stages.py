@@ -104,7 +104,7 @@ class BuildContext:
         keep_terms: the corpus changed little: keyphrases, statistics and index are updated, not refitted.
         label_terms: per paper, its best candidate phrases (label evidence).
         items: the per-paper work (``keyphrases``); ``kx``: the keyphrase extractor with its statistics.
-        prepared: what the last build left that the topic stage reads (``per-paper`` or ``write-embeddings``).
+        prepared: what the last build left that the topic stage reads (``per-paper`` or ``prepare``).
         topic_result: the :class:`~paperatlas.enrich.topics.TopicResult`; ``topics``: its topics (``topics+map``).
         overview_keys: topic id -> the key of its overview (``overviews``).
         named: the sources as recorded in the atlas (``write``).
@@ -332,8 +332,14 @@ def write_embeddings(ctx: BuildContext) -> None:
     trim_heap()
     store.write_embeddings(ctx.con, ctx.model_name, [p.id for p in ctx.papers], ctx.hashes, ctx.vectors,
                            unchanged=ctx.stored)
-    if ctx.prepared is None:
-        ctx.prepared = _prepare(ctx)
+
+
+def prepare_topics(ctx: BuildContext) -> None:
+    """``prepare``: what the last build left that the topic stage reads (its topic model, placements, topics).
+
+    Runs only when the per-paper stage did not do it while the embedding child worked alone (:data:`PREPARE`).
+    """
+    ctx.prepared = _prepare(ctx)
 
 
 def generate_tldrs(ctx: BuildContext) -> None:
