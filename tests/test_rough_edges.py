@@ -261,3 +261,17 @@ def test_bibtex_long_booktitles_become_a_venue_and_year(tmp_path):
     }
     assert {k: venue_label(*k) for k in cases} == cases
 
+
+
+def test_the_paper_page_and_search_results_show_a_title_without_its_dollars(sample_atlas):
+    """The page's heading and a result's title read as text; the BibTeX block keeps the LaTeX (BibTeX reads it)."""
+    from paperatlas.web import create_app
+
+    pid = next(p.id for p in Atlas(sample_atlas).papers
+               if p.title == r"Temporally-Extended $\epsilon$-Greedy Exploration")
+    client = create_app(sample_atlas, preload_model=False).test_client()
+    paper = client.get(f"/paper/{pid}").get_data(as_text=True)
+    assert "<h1>Temporally-Extended ε-Greedy Exploration</h1>" in paper
+    assert "title = {Temporally-Extended $\\epsilon$-Greedy Exploration}" in paper
+    found = client.get("/?q=greedy+exploration").get_data(as_text=True)
+    assert ">Temporally-Extended ε-Greedy Exploration</a>" in found and "$\\epsilon$-Greedy" not in found
