@@ -36,7 +36,7 @@ Layout of ``DIR``::
     author/<key>.html   one page per author (:func:`paperatlas.authors.author_index`): their papers, co-authors
     map.html            the interactive map of :mod:`.map_html` with the site's navigation (not loaded by the first
                         page); its points open the paper pages
-    assets/plotly.min.js  Plotly.js (~4.8 MB, from the ``plotly`` package), once, for the map and the trend charts
+    assets/plotly.min.js  Plotly.js (~4.8 MB, vendored in ``mapview/vendor``), once, for the map and the trend charts
     .paperatlas-site    the marker: JSON listing every file above, so a later publish knows the folder as its own and
                         replaces only those files (:mod:`._output`); any other non-empty folder is refused
 
