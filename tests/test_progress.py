@@ -183,3 +183,15 @@ def test_eval_topics_counts_its_seeds(awesome_gold):
     res = topic_filing.evaluate_set(papers, awesome_gold[2], [1, 2], with_bertopic=False, with_labels=False,
                                     progress=rec)
     assert rec.done() == {"topic eval": (2, 2)} and res.rows
+
+
+def test_the_keyphrase_statistics_fit_counts_every_paper():
+    """A cold build's keyphrase statistics (a minute at 42k papers) report the papers they have counted."""
+    from conftest import SAMPLE
+    from paperatlas.enrich import keyphrase_stats
+    from paperatlas.sources.paperlists_md import read_text
+
+    papers = read_text(SAMPLE.read_text(encoding="utf-8"), str(SAMPLE))
+    counted: list[int] = []
+    kx = keyphrase_stats.fit(((p.title, p.abstract) for p in papers), progress=counted.append)
+    assert sum(counted) == len(papers) == kx.n_docs and all(n > 0 for n in counted)

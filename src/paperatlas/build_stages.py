@@ -265,8 +265,8 @@ def keyphrase_statistics(ctx: BuildContext) -> None:
     """``keyphrases`` (second half): the corpus statistics keyphrases are scored with.
 
     While the corpus changes little, the last build's counts updated with the papers that came, changed or left
-    (the embedding child embeds meanwhile); else fitted on the whole corpus (a minute at 42k papers; shown as a
-    one-step bar).
+    (the embedding child embeds meanwhile); else fitted on the whole corpus (a minute at 42k papers; its bar counts
+    the papers).
     """
     prev, ctx.previous = ctx.previous, {}
     if ctx.keep_terms:  # the child embeds while the statistics are updated
@@ -275,9 +275,8 @@ def keyphrase_statistics(ctx: BuildContext) -> None:
     ctx.kx = updated_keyphrase_stats(ctx.con, papers, ctx.text_hashes, prev) if ctx.keep_terms else None
     ctx.report.keyphrase_stats = "update" if ctx.kx is not None else "fit"
     if ctx.kx is None:
-        tick = ctx.progress("keyphrase statistics", 1)  # one step: the fit reads the corpus in passes of its own
-        ctx.kx = keyphrase_stats.fit((p.title, p.abstract or p.digest) for p in papers)  # compacted: -0.4 GB
-        tick(1)
+        tick = ctx.progress("keyphrase statistics", len(papers))  # papers counted (the fit's long pass)
+        ctx.kx = keyphrase_stats.fit(((p.title, p.abstract or p.digest) for p in papers), progress=tick)
         trim_heap()  # the fit's full counts (millions of phrases at 42k papers) are gone: give the memory back
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -157,7 +157,8 @@ class KeyphraseExtractor:
         return {concept_key(short): concept_key(long) for short, long in definitions
                 if concept_key(long) != concept_key(short)}
 
-    def fit(self, docs: Iterable[tuple[str, str]]) -> KeyphraseExtractor:
+    def fit(self, docs: Iterable[tuple[str, str]],
+            progress: Callable[[int], None] | None = None) -> KeyphraseExtractor:
         """Learn acronyms, document frequencies and canonical spellings from the corpus.
 
         An acronym is linked to its long form corpus-wide (:attr:`acronyms`) when at least two papers define it
@@ -167,6 +168,8 @@ class KeyphraseExtractor:
 
         Args:
             docs: ``(title, abstract)`` pairs, one per paper (None counts as empty).
+            progress: called with the number of papers counted since its last call (every 500 papers and at the
+                end), for a progress bar over ``len(docs)``; None for none.
 
         Returns:
             ``self``.
@@ -200,6 +203,10 @@ class KeyphraseExtractor:
             df.update(keys)
             title_df.update(tkeys)
             self.n_docs += 1
+            if progress is not None and self.n_docs % 500 == 0:
+                progress(500)
+        if progress is not None and self.n_docs % 500:
+            progress(self.n_docs % 500)
         # C-value-like nesting statistic: the df of the most frequent one-word extension of each phrase
         parent_df: Counter[str] = Counter()
         for k, d in df.items():
