@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from paperatlas import readinglist as rl
+from paperatlas.latex import title_text
 from paperatlas.store import Atlas
 from paperatlas.web import create_app
 
@@ -80,7 +81,7 @@ def test_words_first_then_meaning_only_results_marked(live, page):
 
 def test_true_counts_pages_and_show_all_reach_every_paper(live, page):
     db, base = live
-    posters = [p.title for p in Atlas(db).papers if p.status == "Poster"]
+    posters = [title_text(p.title) for p in Atlas(db).papers if p.status == "Poster"]  # titles shown as text
     assert len(posters) > 50
     page.goto(base + "/?status=Poster")
     assert page.inner_text("#summary").startswith(f"{len(posters)} papers")

@@ -89,7 +89,7 @@ def schema_tables() -> list[Table]:
             for name in _indexes(con):
                 index_from.setdefault(name, number)
         sql = _table_rows(con)
-        virtual = {n for n, s in sql.items() if s.upper().startswith("CREATE VIRTUAL TABLE")}
+        virtual = {n for n, s in sql.items() if s.split()[1:2] == ["VIRTUAL"]}  # a virtual table (FTS5)
         index_table = _indexes(con)
         tables = []
         for name in sorted(created, key=lambda n: (created[n], n)):
