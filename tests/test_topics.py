@@ -15,6 +15,7 @@ from paperatlas.enrich.topics import (
     default_n_areas,
     default_n_topics,
     fit_hierarchy,
+    lay_out,
     topic_embedding,
     update_topics,
 )
@@ -63,6 +64,21 @@ def test_same_input_gives_the_same_topics_and_map(sample):
     assert np.array_equal(a.topic_id, b.topic_id)
     assert np.array_equal(a.xy, b.xy)
     assert [(t.id, t.label) for t in a.topics] == [(t.id, t.label) for t in b.topics]
+
+
+def test_the_map_as_its_own_stage_is_the_same_map(sample):
+    """The build fits topics, then lays the map out as a separate stage: the same map and topic positions."""
+    ids, dense, texts, kps = sample
+    order = list(range(len(ids)))[::-1]  # the caller's order is not id order: the map is still fitted in id order
+    args = ([ids[i] for i in order], dense[order], [texts[i] for i in order], [kps[i] for i in order])
+    whole = update_topics(*args)
+    split = update_topics(*args, layout=False)
+    assert split.xy is None and split.model.xy is None
+    assert np.array_equal(split.topic_id, whole.topic_id)
+    lay_out(split)
+    assert np.array_equal(split.xy, whole.xy) and np.array_equal(split.model.xy, whole.model.xy)
+    assert [(t.id, t.x, t.y) for t in split.topics] == [(t.id, t.x, t.y) for t in whole.topics]
+    assert len({(t.x, t.y) for t in split.topics}) > 1  # placed, not left at the origin
 
 
 def _previous(ids, res):

@@ -26,7 +26,7 @@ from .build_stages import ProgressFactory as ProgressFactory
 from .engines import EngineBase
 from .engines.local import LocalEngine
 from .enrich.embed import Embedder, paper_text
-from .enrich.topics import update_topics
+from .enrich.topics import lay_out, update_topics
 from .memory import peak_rss_mib
 from .store import sqlite as store
 from .store.keyphrase_counts import KEYPHRASE_STATS as KEYPHRASE_STATS  # the models table's name (tests)
@@ -135,14 +135,12 @@ def open_atlas(ctx: BuildContext) -> None:
 
 
 def fit_topics(ctx: BuildContext) -> None:
-    """``topics+map``: topics, areas and the 2-D map (:func:`~paperatlas.enrich.topics.update_topics`).
+    """``topics``: topics, areas and their labels (:func:`~paperatlas.enrich.topics.update_topics`).
 
-    One stage, not two: ``update_topics`` lays the map out between fitting the hierarchy and matching the new
-    topics to the old ids, and on an update places the new papers beside their kept neighbours; splitting it would
-    change :mod:`paperatlas.enrich.topics`.
+    A fresh fit leaves the map to ``layout``; an update places its new papers beside their kept neighbours here.
     """
     papers, report, o, prepared = ctx.papers, ctx.report, ctx.opts, ctx.prepared
-    tick = ctx.progress("topics+map", 1)
+    tick = ctx.progress("topics", 1)
     old_topics = prepared.topics
     # fewer papers than the stored sub-topics: the stored model cannot be updated (k-means), so refit
     refit = o.refit_topics or len(papers) < sum(t.level == 1 for t in old_topics.values())
@@ -151,13 +149,12 @@ def fit_topics(ctx: BuildContext) -> None:
                         [t or p.given_keyphrases for t, p in zip(ctx.label_terms, papers, strict=True)],
                         previous=prepared.topic_model, previous_papers=prepared.placement,
                         previous_topics=old_topics, n_areas=o.n_areas, n_topics=o.n_topics,
-                        refit=refit, seed=o.seed, embed_model=ctx.model_name)
+                        refit=refit, seed=o.seed, embed_model=ctx.model_name, layout=False)
     for i, p in enumerate(papers):
         p.topic_id = int(res.topic_id[i])
         p.topic_confidence = round(float(res.confidence[i]), 4)
         p.low_confidence = bool(res.low_confidence[i])
         p.secondary_topic_ids = res.secondary[i]
-        p.x, p.y = float(res.xy[i, 0]), float(res.xy[i, 1])
     for t in res.topics:  # a label kept from the last build keeps its provenance (e.g. a generated label)
         if t.id in old_topics and old_topics[t.id].label == t.label:
             t.method = old_topics[t.id].method or t.method
@@ -167,6 +164,16 @@ def fit_topics(ctx: BuildContext) -> None:
     report.topic_mode, report.topics_kept_share = res.mode, res.kept_share
     report.n_low_confidence = int(res.low_confidence.sum())
     report.n_with_secondary = sum(bool(s) for s in res.secondary)
+    tick(1)
+
+
+def lay_out_map(ctx: BuildContext) -> None:
+    """``layout``: the 2-D map (UMAP, :func:`~paperatlas.enrich.topics.lay_out`) of a fresh fit; each paper's x, y."""
+    res = ctx.topic_result
+    tick = ctx.progress("layout", 1)
+    lay_out(res, seed=ctx.opts.seed)
+    for p, (x, y) in zip(ctx.papers, res.xy.tolist(), strict=True):
+        p.x, p.y = float(x), float(y)
     tick(1)
 
 
@@ -184,7 +191,8 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("write-embeddings", st.write_embeddings),
     Stage("prepare", st.prepare_topics, when=lambda ctx: ctx.prepared is None),
     Stage("tldr", st.generate_tldrs, when=lambda ctx: ctx.opts.tldr_backend is not None),
-    Stage("topics+map", fit_topics),
+    Stage("topics", fit_topics),
+    Stage("layout", lay_out_map),
     Stage("topic labels", st.rewrite_topic_labels, when=lambda ctx: ctx.opts.label_backend is not None),
     Stage("edits", st.apply_edits),
     Stage("overviews", st.make_overviews),

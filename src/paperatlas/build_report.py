@@ -123,6 +123,22 @@ class BuildReport:
         """Sum of the stage times, seconds."""
         return sum(self.stage_seconds.values())
 
+    def stage_table(self) -> list[str]:
+        """The stage table as printed after a build: one line per stage row, then the total.
+
+        Columns: the stage, its wall time (s), its share of the total (%) and the peak resident memory when it
+        ended (MiB; blank on the rows only the per-paper stage writes, ``embed``, ``tldr`` and
+        :data:`~paperatlas.build_stages.PREPARE`: its peak shows on the row after them).
+        """
+        total = self.total_seconds or 1.0
+        width = max([len(k) for k in self.stage_seconds] + [5])
+        lines = [f"{'stage':<{width}}  {'s':>7}  {'share':>6}  {'peak MiB':>8}"]
+        for k, v in self.stage_seconds.items():
+            rss = self.peak_rss_by_stage.get(k)
+            lines.append(f"{k:<{width}}  {v:7.1f}  {v / total:6.1%}  " + (f"{rss:8,.0f}" if rss else f"{'':8}"))
+        lines.append(f"{'total':<{width}}  {self.total_seconds:7.1f}  {'':6}  {self.peak_rss_mib:8,.0f}")
+        return lines
+
 
 def content_hash(p: Paper) -> str:
     """SHA-1 of the embedded text (title + abstract): a paper is re-embedded only when this changes.

@@ -105,7 +105,8 @@ class BuildContext:
         label_terms: per paper, its best candidate phrases (label evidence).
         items: the per-paper work (``keyphrases``); ``kx``: the keyphrase extractor with its statistics.
         prepared: what the last build left that the topic stage reads (``per-paper`` or ``prepare``).
-        topic_result: the :class:`~paperatlas.enrich.topics.TopicResult`; ``topics``: its topics (``topics+map``).
+        topic_result: the :class:`~paperatlas.enrich.topics.TopicResult`; ``topics``: its topics (``topics``; their
+            map positions filled in by ``layout``).
         overview_keys: topic id -> the key of its overview (``overviews``).
         named: the sources as recorded in the atlas (``write``).
     """

@@ -205,8 +205,7 @@ def _print_report(rep, path: Path, label_backend: str, engine: str) -> None:
     if engine == "ray":
         click.echo(f"ray: per-paper work {rep.per_paper_seconds:.1f}s wall; worker time "
                    + ", ".join(f"{k} {v:.1f}s" for k, v in rep.worker_seconds.items()))
-    click.echo("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in rep.stage_seconds.items())
-               + f"; total {rep.total_seconds:.1f}s; peak memory {rep.peak_rss_mib:.0f} MiB")
+    click.echo("\n".join(rep.stage_table()))
 
 
 def prepare_query_model() -> None:

@@ -225,7 +225,8 @@ class TopicResult:
 
     Attributes:
         topic_id: ``(n,)`` int, sub-topic id per paper.
-        xy: ``(n, 2)`` float32 map coordinates.
+        xy: ``(n, 2)`` float32 map coordinates; None until :func:`lay_out` when ``update_topics`` was asked for
+            ``layout=False`` (a fresh fit).
         confidence: ``(n,)`` float32 cosine to the topic centroid.
         low_confidence: ``(n,)`` bool.
         secondary: secondary sub-topic ids per paper.
@@ -239,7 +240,7 @@ class TopicResult:
     """
 
     topic_id: np.ndarray
-    xy: np.ndarray
+    xy: np.ndarray | None
     confidence: np.ndarray
     low_confidence: np.ndarray
     secondary: list[list[int]]
@@ -255,7 +256,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
                   previous_papers: dict[str, tuple[int | None, float | None, float | None, bool]] | None = None,
                   previous_topics: dict[int, Topic] | None = None, n_areas: int | None = None,
                   n_topics: int | None = None, refit: bool = False, seed: int = 42,
-                  embed_model: str = "") -> TopicResult:
+                  embed_model: str = "", layout: bool = True) -> TopicResult:
     """Topics, map and model for the papers ``ids`` (see the module docstring for update vs refit).
 
     The ``previous*`` arguments describe the atlas being rebuilt. The update path is taken when all of these are
@@ -276,6 +277,8 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
         refit: refit even when an update is possible.
         seed: random seed of LSA, k-means and UMAP.
         embed_model: name of the dense model, recorded in the returned model.
+        layout: lay the map out too; False leaves a fresh fit's map (UMAP, the costly half) to :func:`lay_out`,
+            so the build times and reports it as its own stage (an update places its new papers either way).
 
     Returns:
         The :class:`TopicResult`.
@@ -287,10 +290,11 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
     if len(order) and not (order == np.arange(len(order))).all():
         res = update_topics([ids[i] for i in order], np.asarray(dense)[order], [texts[i] for i in order],
                             [keyphrases[i] for i in order], previous, previous_papers, previous_topics, n_areas,
-                            n_topics, refit, seed, embed_model)
+                            n_topics, refit, seed, embed_model, layout)
         back = np.empty_like(order)
         back[order] = np.arange(len(order))
-        res.topic_id, res.xy = res.topic_id[back], res.xy[back]
+        res.topic_id = res.topic_id[back]
+        res.xy = res.xy[back] if res.xy is not None else None
         res.confidence, res.low_confidence = res.confidence[back], res.low_confidence[back]
         res.secondary = [res.secondary[i] for i in back.tolist()]
         m = res.model  # its rows too (the build reads the representation ``x`` in its own order)
@@ -312,13 +316,51 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
     x, space = topic_embedding(dense, texts, seed=seed)
     h = fit_hierarchy(x, n_areas=n_areas, n_topics=n_topics, seed=seed)
     trim_heap()  # k-means's copies and distance blocks: freed before UMAP, the topic stage's peak
-    xy = fit_layout(x, seed=seed)[0]  # the fitted UMAP is not kept (it cannot be stored as data): ~180 MB at 42k
-    trim_heap()
+    xy = _fit_map(x, seed) if layout else None
     leaf_ids, area_ids, keep_labels = _match_ids(ids, h, previous_papers, previous_topics)
     mode = "refit" if previous_topics else "fit"
     model = TopicModel(space, h, leaf_ids, area_ids, list(ids), x, xy, embed_model)
     result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, mode, texts)
     return result
+
+
+def _fit_map(x: np.ndarray, seed: int) -> np.ndarray:
+    """``(n, 2)`` float32: the UMAP map of ``x`` (rows in id order); the fitted UMAP is not kept (~180 MB at 42k)."""
+    xy = fit_layout(x, seed=seed)[0]
+    trim_heap()
+    return xy
+
+
+def lay_out(result: TopicResult, seed: int = 42) -> None:
+    """Fill in the map of a :class:`TopicResult` made with ``layout=False``: papers' and topics' coordinates.
+
+    The map is fitted on the papers in id order, as :func:`update_topics` with ``layout=True`` does, so both give
+    the same coordinates. A result that has its map already (an update, or ``layout=True``) is left as it is.
+
+    Args:
+        result: the result to complete in place (``xy``, ``model.xy``, each topic's ``x``/``y``: the median of its
+            papers' coordinates).
+        seed: ``random_state`` of UMAP (the seed given to ``update_topics``).
+    """
+    if result.xy is not None:
+        return
+    ids = result.model.paper_ids
+    order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+    xy = np.zeros((len(ids), 2), dtype=np.float32)
+    if len(ids):
+        xy[order] = _fit_map(np.asarray(result.model.x)[order], seed)
+    result.xy = result.model.xy = xy
+    _place_topics(result.topics, result.topic_id, xy)
+
+
+def _place_topics(topics: list[Topic], topic_id: np.ndarray, xy: np.ndarray) -> None:
+    """Each topic at the median map position of its papers (an area's: those of its sub-topics)."""
+    parent = {t.id: t.parent_id for t in topics}
+    area_id = np.array([parent.get(int(t), -1) for t in topic_id.tolist()], dtype=int)
+    for t in topics:
+        members = (topic_id if t.level else area_id) == t.id
+        if members.any():
+            t.x, t.y = (float(v) for v in np.median(xy[members], axis=0).tolist())
 
 
 def _match_ids(ids: Sequence[str], h: Hierarchy, previous_papers, previous_topics: dict[int, Topic]):
@@ -452,12 +494,13 @@ def _finish(ids, x, xy, h: Hierarchy, keyphrases, model: TopicModel, keep_labels
             if not members.any():
                 continue
             label, terms = labels[j]
-            cx, cy = np.median(xy[members], axis=0).tolist()
             topics.append(Topic(id=tid, label=keep_labels.get(tid, label), size=int(members.sum()),
                                 keyphrases=terms, parent_id=model.area_ids[int(h.parent[j])] if level else None,
-                                x=float(cx), y=float(cy), method=METHOD, level=level))
+                                x=0.0, y=0.0, method=METHOD, level=level))
     _dedupe_labels(topics)
     topic_id = np.array([model.leaf_ids[j] for j in h.leaf.tolist()], dtype=int)
+    if xy is not None:  # else placed by lay_out
+        _place_topics(topics, topic_id, xy)
     secondary_ids = [[model.leaf_ids[j] for j in s] for s in secondary]
     return TopicResult(topic_id, xy, own, low, secondary_ids, topics, model, mode)
 
@@ -476,4 +519,4 @@ def _dedupe_labels(topics: list[Topic]) -> None:
 __all__ = ["DENSE_WEIGHT", "KEEP_LABEL_JACCARD", "LOW_CONFIDENCE_Z", "MAX_NEW_SHARE", "METHOD", "MODEL_FORMAT",
            "MODEL_VERSION", "SECONDARY_RATIO", "Hierarchy", "TextSpace", "TopicModel", "TopicResult", "confidence",
            "default_n_areas", "default_n_topics", "fit_hierarchy", "fit_text_space", "refine_hierarchy",
-           "tfidf_vectorizer", "topic_embedding", "update_topics"]
+           "lay_out", "tfidf_vectorizer", "topic_embedding", "update_topics"]
