@@ -18,7 +18,8 @@ for rev in "${revs[@]}"; do
     start=$(date +%s.%N)
     (cd "$dir" && python3 -m venv .venv && . .venv/bin/activate \
       && if [ -f scripts/install.sh ]; then . scripts/install.sh && pa_install "$extras"; \
-         else pip install -q --disable-pip-version-check -e ".$extras"; fi) >/dev/null
+         else pip install -q --disable-pip-version-check -e ".$extras"; fi) >"$work/log" 2>&1 \
+      || { cat "$work/log" >&2; exit 1; }
     end=$(date +%s.%N)
     printf '%-10s %-8s %8.0f %8d\n' "$(git -C "$repo" rev-parse --short "$rev")" "${extras:-demo}" \
       "$(echo "$end - $start" | bc)" "$(du -sm "$dir/.venv" | cut -f1)"

@@ -9,7 +9,7 @@ pa_install() {
   local extras=${1:-} pip=(pip install -q --disable-pip-version-check -c constraints.txt)
   if [ "$(uname -s)" = Linux ] && ! python -c 'import torch' 2>/dev/null; then
     if "${pip[@]}" --dry-run --ignore-installed --report - torch 2>/dev/null | grep -q '"version": "[^"]*+cpu"'; then
-      "${pip[@]}" torch
+      :  # pip resolves torch to the CPU build: it comes with the rest, in the one install below
     else
       "${pip[@]}" --index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple torch \
         || { echo "could not install torch from https://download.pytorch.org/whl/cpu (README, Set up)" >&2; return 1; }
