@@ -5,19 +5,19 @@
 # --no-serve).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Measured on this project's 2-core machine (2026-11-27): the 860-paper build used 107 s of CPU (user+sys; it took
-# 9 min of wall time while other jobs kept the load at ~12), the 60-paper sample 22 s; the install into a new venv
-# 80 s of wall time at load ~4, up to 6 min at load ~15.
+# Measured on this project's 2-core machine (AMD EPYC, idle, 2026-11-27), from a fresh clone: install 49 s (1,814
+# MB, pip's cache off), the 860-paper build 43 s (embed 16, layout 19 of which ~10 s is UMAP's numba compile on a
+# first run), 2 min 15 s from the command to serving; the 60-paper sample builds in ~16 s.
 if [ -f ../shared/seeds/001_2614e1796f49d7fd.txt ]; then
-  what="the ICLR 2021 atlas (860 papers)"; took="~2 min on 2 free cores (longer while other jobs share them)"
+  what="the ICLR 2021 atlas (860 papers)"; took="~45 s on 2 free cores (longer while other jobs share them)"
 else
-  what="the bundled 60-paper ICLR 2021 sample"; took="~30 s on 2 free cores"
+  what="the bundled 60-paper ICLR 2021 sample"; took="~20 s on 2 free cores"
 fi
 echo "paperatlas demo, 3 steps:"
 if [ -x .venv/bin/paperatlas ]; then
   echo "  1. check the install in ./.venv (seconds)"
 else
-  echo "  1. install paperatlas into ./.venv: 1.8 GB (CPU torch included), ~1.5 min on 2 free cores"
+  echo "  1. install paperatlas into ./.venv: 1.8 GB (CPU torch included), ~1 min on 2 free cores"
 fi
 echo "  2. build $what into iclr2021.db: $took, a bar per stage"
 echo "  3. serve it at http://127.0.0.1:8000/ (another port: --port N; Ctrl-C stops it)"
