@@ -320,8 +320,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
     leaf_ids, area_ids, keep_labels = _match_ids(ids, h, previous_papers, previous_topics)
     mode = "refit" if previous_topics else "fit"
     model = TopicModel(space, h, leaf_ids, area_ids, list(ids), x, xy, embed_model)
-    result = _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, mode, texts)
-    return result
+    return _finish(ids, x, xy, h, keyphrases, model, keep_labels, previous_topics, mode, texts)
 
 
 def _fit_map(x: np.ndarray, seed: int) -> np.ndarray:
@@ -332,10 +331,9 @@ def _fit_map(x: np.ndarray, seed: int) -> np.ndarray:
 
 
 def lay_out(result: TopicResult, seed: int = 42) -> None:
-    """Fill in the map of a :class:`TopicResult` made with ``layout=False``: papers' and topics' coordinates.
+    """Fill in the map of a :class:`TopicResult` made with ``layout=False`` (papers' and topics' coordinates).
 
-    The map is fitted on the papers in id order, as :func:`update_topics` with ``layout=True`` does, so both give
-    the same coordinates. A result that has its map already (an update, or ``layout=True``) is left as it is.
+    Fitted in id order as ``update_topics(layout=True)`` does (the same map); a result with a map is left as it is.
 
     Args:
         result: the result to complete in place (``xy``, ``model.xy``, each topic's ``x``/``y``: the median of its
