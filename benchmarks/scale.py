@@ -21,6 +21,13 @@ listing first, records kept as they are: real-format input), writes them as one 
 atlas's resume file first: a cold build in every stage but the embedding of the rest, for the memory of the later
 stages at full size in minutes. ``--build-only`` skips the HTTP figures.
 
+**Ratios** (issue 31: figures comparable across machines): before the first size the model is loaded once, which
+makes ``--precision auto``'s measurement on this machine (:mod:`paperatlas.enrich.precision`; printed). For each
+size the **embedding alone** is timed in a fresh process on the very texts the build embeds (the listing read and
+merged as the build does, the model loaded and every text embedded at the precision the build used), before the
+build and, with ``--bare-runs 2`` (the default), again after it; the table gives the build's wall time over the mean
+of the two (``build/embed``), so what the other stages add is read as a ratio, not as seconds of one CPU.
+
 ``--serve-only ATLAS`` measures only step 4 (and the first query) on an existing atlas. ``--src PATH`` runs an
 older checkout's code (``PATH`` = its ``src`` folder) for before/after figures; ``--engine``
 and ``--precision`` are passed to the build when that code knows them. ``all`` is every paper of the dumps
@@ -66,8 +73,42 @@ wall = time.perf_counter() - t0
 print("REPORT " + json.dumps({"stages": rep.stage_seconds, "wall": wall, "rss": rep.peak_rss_mib,
                               "n": rep.n_papers, "worker": getattr(rep, "worker_seconds", {}),
                               "rss_by_stage": getattr(rep, "peak_rss_by_stage", {}),
+                              "precision": getattr(rep, "precision", ""),
                               "torch_in_build_process": "torch" in sys.modules}))
 """
+
+
+_BARE = r"""
+import json, sys, time
+from paperatlas.enrich.embed import MiniLMEmbedder, paper_text, precision_note
+from paperatlas.sources import read
+from paperatlas.sources.merge import merge_papers
+args = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+model = MiniLMEmbedder(precision=args["precision"])
+load = time.perf_counter() - t0
+out = {"precision": model.precision, "note": precision_note(args["precision"]), "load": load}
+if args.get("listing"):
+    texts = [paper_text(p.title, p.abstract) for p in merge_papers(read(args["listing"]))]
+    t1 = time.perf_counter()
+    model.encode(texts)
+    out.update(n=len(texts), encode=time.perf_counter() - t1)
+print("BARE " + json.dumps(out))
+"""
+
+
+def bare_embedding(listing: Path | None, precision: str, env: dict) -> dict:
+    """Load the model in a fresh process and embed the listing's texts (None: only load it, which calibrates).
+
+    Returns:
+        ``{"precision", "note", "load" (s), "n", "encode" (s)}`` (no ``n``/``encode`` without a listing).
+    """
+    job = {"listing": str(listing) if listing else None, "precision": precision}
+    proc = subprocess.run([sys.executable, "-c", _BARE, json.dumps(job)], env=env, capture_output=True, text=True)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("BARE ")), None)
+    if proc.returncode or line is None:
+        raise SystemExit(f"bare embedding failed:\n{proc.stderr[-3000:]}")
+    return json.loads(line[5:])
 
 
 def write_listing(n: int | None, path: Path) -> int:
@@ -257,6 +298,8 @@ def main() -> None:
                          "atlas's resume file, so the (otherwise cold) build embeds only --embed papers")
     ap.add_argument("--embed", type=int, default=10_000, help="papers left to embed with --vectors-from")
     ap.add_argument("--build-only", action="store_true", help="no HTTP figures (the table shows nan)")
+    ap.add_argument("--bare-runs", type=int, default=2, choices=[0, 1, 2],
+                    help="times the embedding alone is measured per size: before the build, and after it (2)")
     ap.add_argument("--serve-only", type=Path, default=None, metavar="ATLAS",
                     help="no build: only the HTTP figures (first query, p50/p95) of this existing atlas")
     args = ap.parse_args()
@@ -269,6 +312,10 @@ def main() -> None:
         print(json.dumps(http_figures(args.serve_only, env, args.requests, args.settle)))
         return
     rows = []
+    calibration = bare_embedding(None, args.precision, env) if not args.src else {}
+    if calibration:
+        print(f"[{time.strftime('%H:%M:%S')}] model loaded in {calibration['load']:.1f} s; precision "
+              f"{calibration['note']}", file=sys.stderr, flush=True)
     for size in args.sizes.split(","):
         n = None if size == "all" else int(size)
         listing = args.workdir / f"papers_{size}.json"
@@ -280,6 +327,7 @@ def main() -> None:
             seeded = seed_resume(args.vectors_from, db, args.embed)
             print(f"{seeded} vectors from {args.vectors_from} put in the resume file: {args.embed} to embed",
                   file=sys.stderr, flush=True)
+        bare = [bare_embedding(listing, args.precision, env)] if args.bare_runs and not args.src else []
         print(f"[{time.strftime('%H:%M:%S')}] {n_real} papers: building...", file=sys.stderr, flush=True)
         job = {"listing": str(listing), "db": str(db), "engine": args.engine, "precision": args.precision}
         proc = subprocess.Popen([sys.executable, "-c", _BUILD, json.dumps(job)], env=env, stdout=subprocess.PIPE,
@@ -293,6 +341,10 @@ def main() -> None:
             raise SystemExit(f"build of {n_real} papers failed:\n{stderr[-3000:]}")
         rep = json.loads(line[7:])
         rep["sampled_rss"] = sampled
+        if bare and args.bare_runs == 2:
+            bare.append(bare_embedding(listing, args.precision, env))
+        rep["bare"] = bare
+        rep["embed_alone"] = statistics.mean(b["load"] + b["encode"] for b in bare) if bare else float("nan")
         print(f"[{time.strftime('%H:%M:%S')}] built in {rep['wall']:.0f} s (load {os.getloadavg()[0]:.1f}); "
               f"RSS peaks sampled every 0.5 s: build process {sampled['parent']:.0f}, its children "
               f"{sampled['children']:.0f}, sum {sampled['sum']:.0f} MiB", file=sys.stderr, flush=True)
@@ -311,16 +363,19 @@ def main() -> None:
         model = cpu
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     print(f"\nmachine: {model}, {os.cpu_count()} cores, {mem:.0f} GiB; code: {args.src or 'this checkout'}; "
-          f"engine {args.engine}, precision {args.precision}\n")
+          f"engine {args.engine}, precision {args.precision}"
+          + (f" -> {calibration['note']}" if calibration else "") + "\n")
     stages = sorted({k for _, rep, _, _ in rows for k in rep["stages"]},
                     key=lambda k: min(list(rep["stages"]).index(k) if k in rep["stages"] else 99
                                       for _, rep, _, _ in rows))
-    print("| papers | " + " | ".join(f"{s} s" for s in stages) + " | total s | papers/s | peak RSS MiB | "
+    print("| papers | " + " | ".join(f"{s} s" for s in stages) + " | total s | embed alone s | build/embed | "
+          "papers/s | peak RSS MiB | "
           "+ children MiB | atlas MiB | first query s | start→first s | search p50/p95 ms | related p50/p95 ms |")
-    print("|---" * (len(stages) + 10) + "|")
+    print("|---" * (len(stages) + 12) + "|")
     for n_real, rep, size_mib, web in rows:
         cells = [f"{rep['stages'].get(s, 0):.1f}" for s in stages]
-        print(f"| {n_real:,} | " + " | ".join(cells) + f" | {rep['wall']:.0f} | {n_real / rep['wall']:.1f} | "
+        print(f"| {n_real:,} | " + " | ".join(cells) + f" | {rep['wall']:.0f} | {rep['embed_alone']:.0f} | "
+              f"{rep['wall'] / rep['embed_alone']:.2f} | {n_real / rep['wall']:.1f} | "
               f"{rep['rss']:.0f} | {rep['sampled_rss']['sum']:.0f} | {size_mib:.0f} | {web['first_query_s']:.2f} | "
               f"{web['start_to_first_s']:.2f} | "
               f"{web['search_p50']:.0f}/{web['search_p95']:.0f} | {web['related_p50']:.0f}/{web['related_p95']:.0f} |")

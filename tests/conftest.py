@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from paperatlas.enrich.embed import bf16_native
+
+# one arithmetic for the whole suite (the old rule: bf16 where the CPU has it natively), so every build, child
+# process and server of the tests embeds alike; --precision auto's measurement is tested on its own, with this
+# variable removed (tests/test_precision.py)
+os.environ.setdefault("PAPERATLAS_PRECISION", "bf16" if bf16_native() else "fp32")
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -249,3 +249,38 @@ def test_embeddings_are_rewritten_only_for_papers_that_changed(tmp_path):
     assert rows["a"][:2] == ("ha2", v[2].tolist()) and rows["d"][:2] == ("hd", v[0].tolist())
     with pytest.raises(ValueError, match="one each per paper"):
         store.write_embeddings(con, "m", ["a"], ["h1", "h2"], v[:1])
+
+
+@pytest.mark.slow
+def test_ray_on_a_two_node_cluster_gives_what_the_local_engine_gives(local_build, tmp_path):
+    """Past one machine: a head node and a worker node (``ray.cluster_utils.Cluster``), one worker actor on each.
+
+    Every paper gets the same id, its vector within fp32 rounding, and the same topic as on the local engine.
+    """
+    pytest.importorskip("ray.data", reason="pip install 'paperatlas[ray]'")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from paperatlas.engines.ray_engine import RayEngine
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        db = tmp_path / "ray2.db"
+        ray.init(address=cluster.address, log_to_driver=False)
+        try:
+            assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+            rep = build([ICML200], db, engine=RayEngine(address=cluster.address, workers=2, precision="fp32"))
+        finally:
+            ray.shutdown()
+    finally:
+        cluster.shutdown()
+    assert rep.n_papers == 200 and rep.n_embedded == 200
+    local_papers, local_vecs = _by_id(local_build)
+    ray_papers, ray_vecs = _by_id(db)
+    assert set(ray_papers) == set(local_papers)
+    diff = max(float(np.abs(ray_vecs[pid] - local_vecs[pid]).max()) for pid in local_vecs)
+    assert diff <= 1e-5, diff
+    same = sum(ray_papers[pid].topic_id == p.topic_id for pid, p in local_papers.items())
+    assert same >= 0.99 * len(local_papers), same

@@ -112,6 +112,9 @@ class BuildReport:
     #: stage -> peak resident memory of the process when the stage ended, MiB (the first stage at the final peak
     #: is the one that set it; "per-paper" is the embedding, keyphrase and TL;DR work together)
     peak_rss_by_stage: dict[str, float] = field(default_factory=dict)
+    #: the embedding's arithmetic and why (:func:`paperatlas.enrich.embed.precision_note`); empty when nothing was
+    #: embedded
+    precision: str = ""
     #: how the keyphrase statistics were made: "fit" (the whole corpus) or "update" (the last build's, updated)
     keyphrase_stats: str = ""
     #: what the reader should know (e.g. an index that could not be made)

@@ -27,7 +27,7 @@ from .build_report import BuildReport, check_not_a_wipe, content_hash, text_hash
 from .engines import EngineBase, WorkItem
 from .enrich import keyphrase_stats, lexical
 from .enrich import overview as overviews
-from .enrich.embed import Embedder, MiniLMEmbedder
+from .enrich.embed import Embedder, MiniLMEmbedder, precision_note
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
 from .enrich.lexical import lexical_text
@@ -328,8 +328,15 @@ def run_per_paper(ctx: BuildContext) -> None:
 
 
 def write_embeddings(ctx: BuildContext) -> None:
-    """``write-embeddings``: the new vectors into the atlas (the stored ones are not written again)."""
+    """``write-embeddings``: the new vectors into the atlas (the stored ones are not written again).
+
+    Also notes in the report which arithmetic embedded them and why (``BuildReport.precision``).
+    """
     trim_heap()
+    if ctx.todo:
+        emb = ctx.opts.embedder
+        ctx.report.precision = (precision_note(ctx.opts.precision) if emb is None
+                                else f"{getattr(emb, 'precision', 'unknown')} (the embedder given)")
     store.write_embeddings(ctx.con, ctx.model_name, [p.id for p in ctx.papers], ctx.hashes, ctx.vectors,
                            unchanged=ctx.stored)
 

@@ -205,6 +205,8 @@ def _print_report(rep, path: Path, label_backend: str, engine: str) -> None:
     if engine == "ray":
         click.echo(f"ray: per-paper work {rep.per_paper_seconds:.1f}s wall; worker time "
                    + ", ".join(f"{k} {v:.1f}s" for k, v in rep.worker_seconds.items()))
+    if rep.precision:
+        click.echo(f"embedding precision: {rep.precision}")
     click.echo("\n".join(rep.stage_table()))
 
 

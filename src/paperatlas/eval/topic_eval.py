@@ -114,7 +114,8 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
         except embed.EmbedderUnavailable as e:
             raise EvalUnavailable(str(e)) from e
 
-    key = embedder_key(embed.MiniLMEmbedder.name, embed.resolve_precision("auto"))
+    precision = embed.resolve_precision("auto")
+    key = embedder_key(embed.MiniLMEmbedder.name, precision if precision != "auto" else load().precision)
     with progress_of("embedding", len(texts), "paper") as update:
         return cached_encode(list(texts), key, load, progress=update)
 

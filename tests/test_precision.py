@@ -1,0 +1,106 @@
+"""``--precision auto`` by measurement (issue 31): the paths are timed on real abstracts, the fastest one that finds
+the same neighbours is chosen, cached once per machine and model, and named in the build's report."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from conftest import SAMPLE
+from paperatlas.enrich import precision as prec
+from paperatlas.enrich.embed import calibration_texts
+
+
+@pytest.fixture()
+def model_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERATLAS_MODEL_CACHE", str(tmp_path / "models"))
+    monkeypatch.delenv("PAPERATLAS_PRECISION", raising=False)
+    return tmp_path / "models"
+
+
+def _vectors(n: int, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _paths(delay: dict[str, float], scramble: set[str] = frozenset()):
+    """A stand-in model: each path sleeps ``delay[path]`` s per call; a scrambled path returns other neighbours."""
+    def encode_with(path):
+        def encode(texts):
+            time.sleep(delay[path])
+            v = _vectors(len(texts))
+            return _vectors(len(texts), seed=1) if path in scramble else v
+        return encode
+    return encode_with
+
+
+def test_the_calibration_texts_are_the_bundled_real_abstracts():
+    texts = calibration_texts()
+    assert len(texts) == 60 and all(len(t) > 200 for t in texts)
+    assert any(t.startswith("An Image is Worth 16x16 Words") for t in texts) or len(set(texts)) == 60
+
+
+def test_a_faster_path_that_keeps_the_neighbours_is_chosen(model_cache):
+    texts = calibration_texts()
+    cal = prec.calibrate(_paths({"fp32": 0.03, "bf16": 0.0}), "m", texts)
+    assert cal.chosen == "bf16" and cal.overlap["bf16"] == 1.0
+    assert cal.papers_per_s["bf16"] > cal.papers_per_s["fp32"] > 0
+    assert cal.one_thread_papers_per_s > 0 and cal.parallel in ("threads", "processes")
+
+
+def test_a_faster_path_that_finds_other_neighbours_is_refused(model_cache):
+    cal = prec.calibrate(_paths({"fp32": 0.03, "bf16": 0.0}, scramble={"bf16"}), "m", calibration_texts())
+    assert cal.overlap["bf16"] < prec.MIN_OVERLAP and cal.chosen == "fp32"
+
+
+def test_a_slower_path_is_not_chosen_and_the_figures_say_why(model_cache):
+    cal = prec.calibrate(_paths({"fp32": 0.0, "bf16": 0.03}), "m", calibration_texts())
+    assert cal.chosen == "fp32"
+    line = cal.describe()
+    assert line.startswith("fp32, measured on this machine") and "bf16 top-10 overlap 1.000" in line
+    assert "papers/s" in line and "to measure again" in line
+
+
+def test_the_choice_is_cached_per_machine_and_a_disturbed_one_is_measured_again(model_cache, monkeypatch):
+    cal = prec.calibrate(_paths({"fp32": 0.0, "bf16": 0.0}), "m", calibration_texts())
+    prec.save_calibration(cal)
+    path = prec.calibration_path("m")
+    assert path.parent == model_cache and json.loads(path.read_text())["chosen"] == cal.chosen
+    assert prec.cached_calibration("m") == cal and prec.cached_calibration("other model") is None
+    monkeypatch.setattr(prec, "_load", lambda: 0.1)
+    cal.load_average = 0.3
+    assert not prec.needs_measurement(cal)  # made on a quiet machine: kept
+    cal.load_average = 8.0  # made while the machine was busy, and it is quiet now: measured again
+    assert prec.needs_measurement(cal)
+    assert prec.needs_measurement(None)
+
+
+def test_neighbour_overlap_counts_shared_nearest_neighbours():
+    v = _vectors(60)
+    assert prec.neighbour_overlap(v, v) == 1.0
+    assert prec.neighbour_overlap(v, _vectors(60, seed=3)) < 0.5
+    assert prec.neighbour_overlap(v[:1], v[:1]) == 1.0
+
+
+@pytest.mark.slow
+def test_auto_measures_once_and_the_build_report_names_the_choice(model_cache, tmp_path, monkeypatch):
+    from paperatlas.build import build
+    from paperatlas.engines.local import LocalEngine
+    from paperatlas.enrich.embed import MiniLMEmbedder, bf16_native, resolve_precision
+
+    if not bf16_native():
+        assert resolve_precision("auto") == "fp32"  # only fp32 runs natively: nothing to measure
+        return
+    monkeypatch.setattr(prec, "_load", lambda: 0.0)  # a quiet machine: the measurement is kept
+    model = MiniLMEmbedder(precision="auto")
+    cal = prec.cached_calibration(MiniLMEmbedder.name)
+    assert cal is not None and model.precision == cal.chosen
+    assert set(cal.papers_per_s) == {"fp32", "bf16"} and cal.overlap["bf16"] >= 0.95
+    stamp = prec.calibration_path(MiniLMEmbedder.name).stat().st_mtime_ns
+    assert resolve_precision("auto") == cal.chosen
+    rep = build([SAMPLE], tmp_path / "a.db", engine=LocalEngine(precision="auto"))
+    assert rep.precision.startswith(f"{cal.chosen}, measured on this machine")
+    assert prec.calibration_path(MiniLMEmbedder.name).stat().st_mtime_ns == stamp  # not measured again
