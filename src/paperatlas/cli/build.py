@@ -62,8 +62,9 @@ _BACKENDS = backend_choices()
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
               envvar="PAPERATLAS_PRECISION",
-              help="Arithmetic of the embedding model: auto is bf16 on CPUs that compute it natively (AMX or "
-              "AVX512-BF16; 1.9x faster on a 2-core AVX512-BF16 CPU, neighbours 99.5% the same), else fp32 "
+              help="Arithmetic of the embedding model: auto times fp32 and bf16 on this machine once (~10 s, "
+              "cached) and keeps the faster one that finds the same neighbours (bf16 was 1.9x faster on one "
+              "2-core CPU, 0.8x on another with the same flags); the build report says which and why "
               "[env PAPERATLAS_PRECISION].")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where the per-paper work (embedding, keyphrases, TL;DRs) runs: in this process, or as Ray Data "
