@@ -282,6 +282,15 @@ def http_figures(db: Path, env: dict, n_requests: int, settle: float = 0.0) -> d
         proc.wait(timeout=30)
 
 
+def _cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what :mod:`platform` says."""
+    try:
+        return next(x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
+                    if x.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,all", help="comma-separated paper counts, or 'all'")
@@ -300,6 +309,8 @@ def main() -> None:
     ap.add_argument("--build-only", action="store_true", help="no HTTP figures (the table shows nan)")
     ap.add_argument("--bare-runs", type=int, default=2, choices=[0, 1, 2],
                     help="times the embedding alone is measured per size: before the build, and after it (2)")
+    ap.add_argument("--json", type=Path, default=None, metavar="FILE",
+                    help="also write every size's figures as JSON lines (for benchmarks/cost_model.py)")
     ap.add_argument("--serve-only", type=Path, default=None, metavar="ATLAS",
                     help="no build: only the HTTP figures (first query, p50/p95) of this existing atlas")
     args = ap.parse_args()
@@ -352,15 +363,15 @@ def main() -> None:
                dict.fromkeys(("first_query_s", "start_to_first_s", "search_p50", "search_p95", "related_p50",
                               "related_p95"), float("nan")))
         rows.append((n_real, rep, db.stat().st_size / 2**20, web))
-        print(json.dumps({"n": n_real, **rep, "atlas_mib": rows[-1][2], **web}), file=sys.stderr, flush=True)
+        line = json.dumps({"n": n_real, **rep, "atlas_mib": rows[-1][2], **web, "cpu": _cpu_model(),
+                           "cores": os.cpu_count(), "calibration": calibration})
+        print(line, file=sys.stderr, flush=True)
+        if args.json:
+            with args.json.open("a") as fh:
+                fh.write(line + "\n")
         if not args.keep:
             db.unlink()
-    cpu = platform.processor() or platform.machine()
-    try:
-        model = next(x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
-                     if x.startswith("model name"))
-    except (OSError, StopIteration):
-        model = cpu
+    model = _cpu_model()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     print(f"\nmachine: {model}, {os.cpu_count()} cores, {mem:.0f} GiB; code: {args.src or 'this checkout'}; "
           f"engine {args.engine}, precision {args.precision}"

@@ -284,3 +284,18 @@ def test_ray_on_a_two_node_cluster_gives_what_the_local_engine_gives(local_build
     assert diff <= 1e-5, diff
     same = sum(ray_papers[pid].topic_id == p.topic_id for pid, p in local_papers.items())
     assert same >= 0.99 * len(local_papers), same
+
+
+@pytest.mark.slow
+def test_a_child_per_core_embeds_what_one_process_embeds(local_build, tmp_path):
+    """Where one-thread children beat torch's threads (issue 31), two of them give the same vectors and atlas."""
+    db = tmp_path / "two.db"
+    engine = LocalEngine(precision="fp32", batch_size=64, embed_in_child=True, processes=2)
+    rep = build([ICML200], db, engine=engine)
+    assert rep.n_embedded == 200 and "embedded in 2 child processes" in rep.precision
+    assert not engine._children  # both ended with the last batch
+    local_papers, local_vecs = _by_id(local_build)
+    papers, vecs = _by_id(db)
+    assert max(float(np.abs(vecs[pid] - local_vecs[pid]).max()) for pid in local_vecs) <= 1e-5
+    assert [papers[pid].topic_id for pid in sorted(local_papers)] == \
+        [local_papers[pid].topic_id for pid in sorted(local_papers)]

@@ -104,3 +104,22 @@ def test_auto_measures_once_and_the_build_report_names_the_choice(model_cache, t
     rep = build([SAMPLE], tmp_path / "a.db", engine=LocalEngine(precision="auto"))
     assert rep.precision.startswith(f"{cal.chosen}, measured on this machine")
     assert prec.calibration_path(MiniLMEmbedder.name).stat().st_mtime_ns == stamp  # not measured again
+
+
+def test_a_build_runs_a_child_per_core_only_where_that_was_measured_faster(model_cache, monkeypatch):
+    from paperatlas.build import PROCESSES_MAX_PAPERS, PROCESSES_MIN_PAPERS, local_engine
+    from paperatlas.enrich.embed import MiniLMEmbedder
+
+    monkeypatch.setattr(prec, "cores", lambda: 2)
+    cal = prec.calibrate(_paths({"fp32": 0.0, "bf16": 0.0}), MiniLMEmbedder.name, calibration_texts())
+    for parallel, want in (("threads", 1), ("processes", 2)):
+        cal.parallel = parallel
+        prec.save_calibration(cal)
+        engine = local_engine("auto", None, PROCESSES_MIN_PAPERS)
+        assert engine.processes == want and engine.embed_in_child == (want > 1)
+    assert local_engine("auto", None, PROCESSES_MIN_PAPERS - 1).processes == 1  # too few to win back 2 start-ups
+    big = local_engine("auto", None, PROCESSES_MAX_PAPERS)  # the memory of two children: one child
+    assert big.processes == 1 and big.embed_in_child
+    assert local_engine("fp32", None, PROCESSES_MIN_PAPERS).processes == 1  # a precision asked for: not measured
+    monkeypatch.setenv("PAPERATLAS_PRECISION", "bf16")
+    assert local_engine("auto", None, PROCESSES_MIN_PAPERS).processes == 1

@@ -25,7 +25,7 @@ from .build_stages import BuildContext, BuildOptions, Stage, run_stages
 from .build_stages import ProgressFactory as ProgressFactory
 from .engines import EngineBase
 from .engines.local import LocalEngine
-from .enrich.embed import Embedder, paper_text
+from .enrich.embed import Embedder, embedding_processes, paper_text
 from .enrich.topics import lay_out, update_topics
 from .memory import peak_rss_mib
 from .store import sqlite as store
@@ -38,6 +38,37 @@ from .store.resume import ResumeCache
 #: stage (:mod:`paperatlas.engines.embed_child`); a smaller build loads it here and keeps it for the next build in
 #: the same process (the tests, a notebook), where a child would load torch and the model again each time (3-5 s)
 EMBED_IN_CHILD_MIN_PAPERS = 5_000
+#: where this machine's measurement found a child process per core faster than torch's threads
+#: (:func:`~paperatlas.enrich.embed.embedding_processes`; 2 x 1 thread embedded 74.7 papers/s against 65.8 for 2
+#: threads on this project's 2-core AMD EPYC), builds of this many papers or more embed in that many children; below
+#: it the children's start-up (~4 s) is not won back
+PROCESSES_MIN_PAPERS = 1_000
+#: ... and fewer than this many: each child holds ~0.7 GB while the build process holds its keyphrase statistics, so a
+#: larger build keeps one child (the 42k build's peak, build + child, stays under 2 GB)
+PROCESSES_MAX_PAPERS = 20_000
+
+
+def local_engine(precision: str, embedder: Embedder | None, n_papers: int) -> LocalEngine:
+    """The local engine for a build of ``n_papers`` papers: where its embedding runs, and in how many processes.
+
+    In this process below :data:`EMBED_IN_CHILD_MIN_PAPERS` papers (the model is kept for the next build of the
+    process), in one child from there; in a child per core from :data:`PROCESSES_MIN_PAPERS` to
+    :data:`PROCESSES_MAX_PAPERS` papers when this machine measured that faster
+    (:func:`~paperatlas.enrich.embed.embedding_processes`).
+
+    Args:
+        precision: ``auto``, ``fp32`` or ``bf16``.
+        embedder: a given embedder (then always in this process), or None for the default model.
+        n_papers: the papers of the build (or of the atlas being rebuilt).
+
+    Returns:
+        The :class:`~paperatlas.engines.local.LocalEngine`.
+    """
+    processes = embedding_processes(precision) if embedder is None else 1
+    many = processes > 1 and PROCESSES_MIN_PAPERS <= n_papers < PROCESSES_MAX_PAPERS
+    return LocalEngine(precision=precision, embedder=embedder,
+                       embed_in_child=many or n_papers >= EMBED_IN_CHILD_MIN_PAPERS,
+                       processes=processes if many else 1)
 
 
 def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[str | None] | None = None,
@@ -99,8 +130,8 @@ def build(source_paths: Sequence[str | Path], db: str | Path, formats: Sequence[
                         source_options, precision)
     ctx = BuildContext(opts, engine=engine)
     if engine is None and embedder is None and store.stored_paper_count(db) >= EMBED_IN_CHILD_MIN_PAPERS:
-        ctx.engine = LocalEngine(precision=precision, embed_in_child=True)  # a large atlas: its child starts
-        ctx.engine.start_embedder()  # loading the model while the listings are read (ended if nothing needs one)
+        ctx.engine = local_engine(precision, None, store.stored_paper_count(db))  # a large atlas: its child
+        ctx.engine.start_embedder()  # starts loading the model while the listings are read (ended if not needed)
     try:
         return _build(ctx)
     finally:  # the embedding child never outlives the build
@@ -125,8 +156,7 @@ def open_atlas(ctx: BuildContext) -> None:
     """
     o, papers = ctx.opts, ctx.papers
     if ctx.engine is None:
-        ctx.engine = LocalEngine(precision=o.precision, embedder=o.embedder,
-                                 embed_in_child=len(papers) >= EMBED_IN_CHILD_MIN_PAPERS)
+        ctx.engine = local_engine(o.precision, o.embedder, len(papers))
     ctx.engine.start_embedder()  # the child loads its model while the atlas's vectors are read
     ctx.con = ctx.exits.enter_context(store.atomic_rebuild(o.db, lock_timeout=o.lock_timeout, on_wait=o.on_wait))
     ctx.resume = ResumeCache(o.db)

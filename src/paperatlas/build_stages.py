@@ -337,6 +337,9 @@ def write_embeddings(ctx: BuildContext) -> None:
         emb = ctx.opts.embedder
         ctx.report.precision = (precision_note(ctx.opts.precision) if emb is None
                                 else f"{getattr(emb, 'precision', 'unknown')} (the embedder given)")
+        n = getattr(ctx.engine, "processes", 1) if getattr(ctx.engine, "embed_in_child", False) else 0
+        if n:
+            ctx.report.precision += f"; embedded in {n} child process{'es' if n > 1 else ''}"
     store.write_embeddings(ctx.con, ctx.model_name, [p.id for p in ctx.papers], ctx.hashes, ctx.vectors,
                            unchanged=ctx.stored)
 

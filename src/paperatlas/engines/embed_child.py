@@ -61,15 +61,20 @@ def main(argv: list[str] | None = None) -> None:
     """The child: load the model, then answer each message of texts with their vectors until stdin closes.
 
     Args:
-        argv: ``[precision, batch_size]`` (default ``sys.argv[1:]``); the precision is resolved here, so the parent
-            need not import torch.
+        argv: ``[precision, batch_size, threads]`` (default ``sys.argv[1:]``; ``threads`` 0 or absent: torch's
+            default); the precision is resolved here, so the parent need not import torch.
     """
-    precision, batch_size = (argv or sys.argv[1:])[:2]
+    args = (argv or sys.argv[1:]) + ["0"]
+    precision, batch_size, threads = args[:3]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: the child ends when it does
     out = os.fdopen(os.dup(1), "wb")  # the protocol's own: whatever a library prints goes to stderr
     os.dup2(2, 1)
     inp = sys.stdin.buffer
     try:
+        if int(threads):
+            import torch
+
+            torch.set_num_threads(int(threads))
         model = MiniLMEmbedder(batch_size=int(batch_size), precision=precision)
     except Exception as e:  # noqa: BLE001 - every failure is the parent's to report
         _send(out, _error(e))
@@ -118,6 +123,8 @@ class ChildEmbedder:
             child).
         batch_size: texts per forward pass (default 32, as in-process).
         wait: wait here until the model is loaded (default); False to return at once.
+        threads: torch threads in the child; None for torch's default (one per core). One per child when a build
+            runs a child per core (:func:`paperatlas.enrich.embed.embedding_processes`).
 
     Raises:
         EmbedderUnavailable: the model's package (or sentence-transformers) is missing in the child; the message
@@ -129,7 +136,7 @@ class ChildEmbedder:
     name = MiniLMEmbedder.name
     dim = MiniLMEmbedder.dim
 
-    def __init__(self, precision: str = "auto", batch_size: int = 32, wait: bool = True):
+    def __init__(self, precision: str = "auto", batch_size: int = 32, wait: bool = True, threads: int | None = None):
         env = dict(os.environ)  # the child imports this paperatlas, installed or not
         src = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(x for x in (src, env.get("PYTHONPATH")) if x)
@@ -140,7 +147,7 @@ class ChildEmbedder:
         self._precision: str | None = None
         self._busy = False
         self._proc: subprocess.Popen | None = subprocess.Popen(
-            [sys.executable, "-m", "paperatlas.engines.embed_child", precision, str(batch_size)],
+            [sys.executable, "-m", "paperatlas.engines.embed_child", precision, str(batch_size), str(threads or 0)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         if wait:
             try:

@@ -109,6 +109,27 @@ def precision_note(precision: str) -> str:
     return "fp32 (this CPU has no native bf16: nothing to measure)" if not bf16_native() else "auto (not measured)"
 
 
+def embedding_processes(precision: str) -> int:
+    """How many single-threaded embedding processes a build should run (1: one process, torch's threads).
+
+    More than one only when ``precision`` is ``auto`` (no ``$PAPERATLAS_PRECISION``) and this machine's measurement
+    found a child process per core faster than the threads (:attr:`paperatlas.enrich.precision.Calibration.
+    parallel`).
+
+    Args:
+        precision: one of :data:`PRECISIONS`.
+
+    Returns:
+        The number of logical cores this process may use, or 1.
+    """
+    if precision != "auto" or settings.precision != "auto":
+        return 1
+    from .precision import cached_calibration, cores
+
+    cal = cached_calibration(MiniLMEmbedder.name)
+    return cores() if cal is not None and cal.parallel == "processes" else 1
+
+
 def resolve_precision(precision: str) -> str:
     """The arithmetic to run, as far as it is known before the model is loaded.
 

@@ -96,9 +96,9 @@ class Calibration:
         speeds = ", ".join(f"{k} {v:.1f} papers/s" for k, v in self.papers_per_s.items())
         other = [k for k in self.papers_per_s if k != "fp32"]
         agree = "".join(f"; {k} top-10 overlap {self.overlap.get(k, 0):.3f}" for k in other)
-        cores = _cores()
+        n = cores()
         par = (f"; {self.threads} torch threads {self.papers_per_s.get(self.chosen, 0):.1f} papers/s vs "
-               f"{cores} x 1 thread {cores * self.one_thread_papers_per_s:.1f} at best: {self.parallel}")
+               f"{n} x 1 thread {n * self.one_thread_papers_per_s:.1f} at best: {self.parallel}")
         return (f"{self.chosen}, measured on this machine {self.measured_at[:10]} ({speeds}{agree}{par}; "
                 f"delete {calibration_path(self.model).name} in {calibration_path(self.model).parent} to measure "
                 "again)")
@@ -124,12 +124,13 @@ def needs_measurement(cal: Calibration | None) -> bool:
     """
     if cal is None:
         return True
-    busy = BUSY_LOAD * _cores()
+    busy = BUSY_LOAD * cores()
     now = _load()
     return cal.load_average > busy and 0 <= now < min(busy, cal.load_average)
 
 
-def _cores() -> int:
+def cores() -> int:
+    """The logical cores this process may run on (its CPU affinity where the OS has one)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
@@ -150,7 +151,7 @@ def machine_description() -> str:
         tv = torch.__version__
     except ImportError:
         tv = "none"
-    return f"{_cpu_model()}, {_cores()} cores, torch {tv}"
+    return f"{_cpu_model()}, {cores()} cores, torch {tv}"
 
 
 def calibration_path(model: str) -> Path:
@@ -252,8 +253,8 @@ def calibrate(encode_with: Callable[[str], Callable[[list[str]], np.ndarray]], m
         cal.one_thread_papers_per_s = round(_timed(encode_with(cal.chosen), texts)[0], 2)
     finally:
         torch.set_num_threads(threads)
-    bound = _cores() * cal.one_thread_papers_per_s
-    cal.parallel = "processes" if _cores() > 1 and bound >= MIN_GAIN * cal.papers_per_s[cal.chosen] else "threads"
+    bound = cores() * cal.one_thread_papers_per_s
+    cal.parallel = "processes" if cores() > 1 and bound >= MIN_GAIN * cal.papers_per_s[cal.chosen] else "threads"
     cal.seconds = round(time.perf_counter() - start, 2)
     cal.measured_at = time.strftime("%Y-%m-%dT%H:%M:%S")
     return cal
