@@ -80,7 +80,12 @@ print("REPORT " + json.dumps({"stages": rep.stage_seconds, "wall": wall, "rss": 
 
 _BARE = r"""
 import json, sys, time
-from paperatlas.enrich.embed import MiniLMEmbedder, paper_text, precision_note
+from paperatlas.enrich.embed import MiniLMEmbedder, paper_text
+try:
+    from paperatlas.enrich.embed import precision_note
+except ImportError:  # an older checkout (--src): auto read CPU flags
+    def precision_note(p):
+        return "from CPU flags (code before the measurement)"
 from paperatlas.sources import read
 from paperatlas.sources.merge import merge_papers
 args = json.loads(sys.argv[1])
@@ -323,7 +328,7 @@ def main() -> None:
         print(json.dumps(http_figures(args.serve_only, env, args.requests, args.settle)))
         return
     rows = []
-    calibration = bare_embedding(None, args.precision, env) if not args.src else {}
+    calibration = bare_embedding(None, args.precision, env)
     if calibration:
         print(f"[{time.strftime('%H:%M:%S')}] model loaded in {calibration['load']:.1f} s; precision "
               f"{calibration['note']}", file=sys.stderr, flush=True)
@@ -338,7 +343,7 @@ def main() -> None:
             seeded = seed_resume(args.vectors_from, db, args.embed)
             print(f"{seeded} vectors from {args.vectors_from} put in the resume file: {args.embed} to embed",
                   file=sys.stderr, flush=True)
-        bare = [bare_embedding(listing, args.precision, env)] if args.bare_runs and not args.src else []
+        bare = [bare_embedding(listing, args.precision, env)] if args.bare_runs else []
         print(f"[{time.strftime('%H:%M:%S')}] {n_real} papers: building...", file=sys.stderr, flush=True)
         job = {"listing": str(listing), "db": str(db), "engine": args.engine, "precision": args.precision}
         proc = subprocess.Popen([sys.executable, "-c", _BUILD, json.dumps(job)], env=env, stdout=subprocess.PIPE,
