@@ -105,9 +105,8 @@ class LocalEngine(EngineBase):
         self.start_embedder()
         batches = self._batches(items)
         n_embed = sum(it.embed for it in items)
-        if n_embed >= LOW_HEAP_MIN_TEXTS:
-            for child in self._children:
-                child.limit_heap()
+        if n_embed >= LOW_HEAP_MIN_TEXTS and len(self._children) == 1:  # children per core: only below 20k papers
+            self._children[0].limit_heap()
         free: queue.SimpleQueue[ChildEmbedder] = queue.SimpleQueue()
         for child in self._children:
             free.put(child)
