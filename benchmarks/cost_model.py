@@ -7,21 +7,21 @@ Usage:
 (``stages``, s), the per-paper work's split (``worker``: embed, keyphrases, tldr seconds) and the build process's
 peak RSS (``rss``, MiB; ``sampled_rss.sum`` with its children).
 
-The model (one per stage row of the build's stage table):
+The model (chosen before the held-out size was measured):
 
-* **time**: ``t(n) = c · n^k``, a power law through the two fitted sizes (a straight line in log-log: linear work
-  gives k = 1, the k-NN graph and k-means more). Rows of less than 0.05 s at the larger fitted size are summed into
-  ``other`` (noise, not a trend).
-* **where it runs**: the per-paper work (the embedding, each paper's keyphrases and TL;DR: ``worker`` seconds) runs
-  on the engine's workers and divides by their number; every other stage (reading, merging, the keyphrase
-  statistics, topics, the map, writing, the indexes) runs on the driver, as :data:`paperatlas.build.PIPELINE` does
-  today with ``--engine ray``. A Ray worker of "this size" is this machine: the measured per-paper seconds on its
-  cores.
-* **memory**: the driver's peak RSS (the build process, and with ``--with-children`` its embedding child) as
-  ``a + b · n``, fitted through the two sizes.
+* **time**: every stage row as ``t(n) = a + b · n`` through the two fitted sizes (a fixed cost, e.g. the model's load
+  or UMAP's compilation, plus a cost per paper). The per-paper work of the local build (the rows ``embed``,
+  ``tldr``, the per-paper share of ``keyphrases`` and ``prepare (while embedding)``) is one row, ``per-paper``.
+  A power law ``c · n^k`` through the same two points is printed beside it for comparison only.
+* **where it runs**: on ``N`` Ray workers of this machine's size the per-paper work is the embedding alone
+  (``scale.py``'s bare encode time, the machine's cores as torch threads) plus each paper's keyphrases and TL;DR
+  spread over its cores, divided by ``N``; every other stage (reading, merging, the keyphrase statistics, topics,
+  the map, writing, the indexes) stays on the driver, as :data:`paperatlas.build.PIPELINE` does with ``--engine
+  ray``.
+* **memory**: the build process's peak RSS (with ``--with-children``, with its embedding children) as ``a + b · n``.
 
-It prints the fit, the held-out check (each stage's predicted and measured seconds, the error of the total and of
-the peak RSS), and predictions for 1M and 10M papers on N workers with the stage that then bounds the build.
+It prints the fit and the held-out check (each row's predicted and measured seconds, the error of the total and of
+the peak RSS), then predictions for 1M and 10M papers on N workers and the stage that bounds each.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import json
 import math
 from pathlib import Path
 
-#: the per-paper stage rows (their worker share runs on the engine's workers)
-PER_PAPER = ("embed", "keyphrases", "tldr")
+#: the rows the local build's per-paper stage writes (besides its share of ``keyphrases``)
+PER_PAPER = ("embed", "tldr", "prepare (while embedding)")
 
 
 def load(path: Path) -> dict[int, dict]:
@@ -46,17 +46,33 @@ def load(path: Path) -> dict[int, dict]:
 
 
 def split(r: dict) -> dict[str, float]:
-    """A build's seconds by stage, the per-paper rows' worker share apart: ``worker:embed`` etc. vs the driver's."""
-    out: dict[str, float] = {}
+    """A local build's seconds by row: the per-paper stage as one ``per-paper`` row, the driver's rows apart."""
     worker = r.get("worker") or {}
+    out: dict[str, float] = {"per-paper": worker.get("keyphrases", 0.0)}
     for k, v in r["stages"].items():
-        if k in PER_PAPER and k in worker:
-            out[f"worker:{k}"] = worker[k]
-            if v - worker[k] > 0.05:
-                out[k] = v - worker[k]  # what the driver did under that name (the keyphrase statistics)
+        if k in PER_PAPER or k.startswith("per-paper"):
+            out["per-paper"] += v
+        elif k == "keyphrases":
+            out["keyphrase statistics"] = v - worker.get("keyphrases", 0.0)
         else:
-            out[k] = out.get(k, 0.0) + v
+            out[k] = v
     return out
+
+
+def worker_seconds(r: dict) -> float:
+    """Per-paper work on one worker of this machine's size: the bare embedding plus the annotation over its cores."""
+    bare = [b["encode"] for b in r.get("bare") or [] if "encode" in b]
+    worker = r.get("worker") or {}
+    annotate = worker.get("keyphrases", 0.0) + worker.get("tldr", 0.0)
+    embed = sum(bare) / len(bare) if bare else worker.get("embed", 0.0)
+    return embed + annotate / max(int(r.get("cores") or 1), 1)
+
+
+def fit_affine(n1: int, t1: float, n2: int, t2: float) -> tuple[float, float]:
+    """``(a, b)`` of ``t = a + b · n`` through ``(n1, t1)`` and ``(n2, t2)`` (``a`` floored at 0)."""
+    b = (t2 - t1) / (n2 - n1)
+    a = t1 - b * n1
+    return (a, b) if a >= 0 else (0.0, t2 / n2)
 
 
 def fit_power(n1: int, t1: float, n2: int, t2: float) -> tuple[float, float]:
@@ -80,49 +96,53 @@ def main() -> None:
     n1, n2 = ([int(x) for x in args.fit.split(",")] if args.fit else sizes[:2])
     n1, n2 = min(rows, key=lambda n: abs(n - n1)), min(rows, key=lambda n: abs(n - n2))
     check = min(rows, key=lambda n: abs(n - args.check)) if args.check else sizes[-1]
-    s1, s2 = split(rows[n1]), split(rows[n2])
-    stages = [k for k in s2 if s2[k] >= 0.05 and s1.get(k, 0) > 0]
-    other1 = sum(v for k, v in s1.items() if k not in stages)
-    other2 = sum(v for k, v in s2.items() if k not in stages)
-    model = {k: fit_power(n1, s1[k], n2, s2[k]) for k in stages}
-    model["other"] = fit_power(n1, other1, n2, other2)
+    s1, s2, sc = split(rows[n1]), split(rows[n2]), split(rows[check])
+    stages = [k for k in s2 if max(s1.get(k, 0), s2[k]) >= 0.05]
+    for s_ in (s1, s2, sc):
+        s_["other"] = sum(v for k, v in s_.items() if k not in stages)
+    stages.append("other")
+    affine = {k: fit_affine(n1, s1.get(k, 0.0), n2, s2.get(k, 0.0)) for k in stages}
+    power = {k: fit_power(n1, s1.get(k, 0.0), n2, s2.get(k, 0.0)) for k in stages}
 
     def rss(r):
         return r["sampled_rss"]["sum"] if args.with_children and r.get("sampled_rss") else r["rss"]
 
-    b = (rss(rows[n2]) - rss(rows[n1])) / (n2 - n1)
-    a = rss(rows[n1]) - b * n1
-    print(f"fitted on {n1:,} and {n2:,} papers ({rows[n2].get('cpu', '?')}, {rows[n2].get('cores', '?')} cores)\n")
-    print(f"| stage | runs on | t({n1:,}) s | t({n2:,}) s | k | predicted t({check:,}) s | measured s | error |")
-    print("|---|---|---|---|---|---|---|---|")
-    sc = split(rows[check])
-    total_pred = total_meas = 0.0
-    for k, (c, e) in model.items():
-        pred = c * check ** e
-        meas = sc.get(k, 0.0) if k != "other" else sum(v for kk, v in sc.items() if kk not in stages)
-        total_pred, total_meas = total_pred + pred, total_meas + meas
-        where = "workers" if k.startswith("worker:") else "driver"
-        t1 = s1.get(k, other1) if k != "other" else other1
-        t2 = s2.get(k, other2) if k != "other" else other2
-        err = f"{(pred - meas) / meas:+.0%}" if meas > 0 else "-"
-        print(f"| {k} | {where} | {t1:.1f} | {t2:.1f} | {e:.2f} | {pred:.0f} | {meas:.0f} | {err} |")
-    print(f"| **total** | | | | | **{total_pred:.0f}** | **{total_meas:.0f}** | "
-          f"**{(total_pred - total_meas) / total_meas:+.0%}** |")
-    mem_pred = a + b * check
-    print(f"\npeak RSS: {a:.0f} MiB + {b * 1000:.1f} MiB per 1,000 papers; predicted at {check:,}: {mem_pred:,.0f} "
-          f"MiB, measured {rss(rows[check]):,.0f} MiB ({(mem_pred - rss(rows[check])) / rss(rows[check]):+.0%})\n")
+    ma, mb = fit_affine(n1, rss(rows[n1]), n2, rss(rows[n2]))
+    print(f"fitted on {n1:,} and {n2:,} papers ({rows[n2].get('cpu', '?')}, {rows[n2].get('cores', '?')} cores); "
+          f"held out: {check:,}\n")
+    print(f"| row | t({n1:,}) s | t({n2:,}) s | a s | b ms/paper | predicted t({check:,}) s | measured s | error "
+          "| power law: k, predicted s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    tp = tm = tpow = 0.0
+    for k in stages:
+        a, b = affine[k]
+        c, e = power[k]
+        pred, meas, pw = a + b * check, sc.get(k, 0.0), c * check ** e
+        tp, tm, tpow = tp + pred, tm + meas, tpow + pw
+        err = f"{(pred - meas) / meas:+.0%}" if meas >= 0.5 else "-"
+        print(f"| {k} | {s1.get(k, 0):.1f} | {s2.get(k, 0):.1f} | {a:.1f} | {1000 * b:.2f} | {pred:.0f} | {meas:.0f} | "
+              f"{err} | {e:.2f}, {pw:.0f} |")
+    print(f"| **total** | | | | | **{tp:.0f}** | **{tm:.0f}** | **{(tp - tm) / tm:+.0%}** | {tpow:.0f} "
+          f"({(tpow - tm) / tm:+.0%}) |")
+    mp = ma + mb * check
+    print(f"\npeak RSS{' (with children)' if args.with_children else ''}: {ma:.0f} MiB + {mb * 1000:.1f} MiB per "
+          f"1,000 papers; predicted at {check:,}: {mp:,.0f} MiB, measured {rss(rows[check]):,.0f} MiB "
+          f"({(mp - rss(rows[check])) / rss(rows[check]):+.0%})\n")
+    wa, wb = fit_affine(n1, worker_seconds(rows[n1]), n2, worker_seconds(rows[n2]))
+    print(f"per-paper work on one worker of this size: {wa:.1f} s + {1000 * wb:.2f} ms per paper "
+          f"(embedding alone + keyphrases and TL;DR over {rows[n2].get('cores', 1)} cores)\n")
     workers = [int(x) for x in args.workers.split(",")]
     print("| papers | workers | per-paper work s | driver s | total | driver peak RSS GiB | bound by |")
     print("|---|---|---|---|---|---|---|")
     for n in (1_000_000, 10_000_000):
-        per_paper = sum(c * n ** e for k, (c, e) in model.items() if k.startswith("worker:"))
-        driver = {k: c * n ** e for k, (c, e) in model.items() if not k.startswith("worker:")}
+        driver = {k: affine[k][0] + affine[k][1] * n for k in stages if k != "per-paper"}
         for w in workers:
-            total = sum(driver.values()) + per_paper / w
-            parts = {**driver, "per-paper work (workers)": per_paper / w}
+            per_paper = (wa + wb * n) / w
+            total = sum(driver.values()) + per_paper
+            parts = {**driver, "per-paper work (workers)": per_paper}
             bound = max(parts, key=parts.get)
-            print(f"| {n:,} | {w} | {per_paper / w:,.0f} | {sum(driver.values()):,.0f} | {total / 3600:.1f} h | "
-                  f"{(a + b * n) / 1024:.1f} | {bound} ({parts[bound] / total:.0%}) |")
+            print(f"| {n:,} | {w} | {per_paper:,.0f} | {sum(driver.values()):,.0f} | {total / 3600:.1f} h | "
+                  f"{(ma + mb * n) / 1024:.1f} | {bound} ({parts[bound] / total:.0%}) |")
 
 
 if __name__ == "__main__":
