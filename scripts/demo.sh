@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Measured on this project's 2-core machine (AMD EPYC, idle, 2026-11-27), from a fresh clone: install 49 s (1,814
 # MB, pip's cache off), the 860-paper build 43 s (embed 16, layout 19 of which ~10 s is UMAP's numba compile on a
-# first run), 2 min 15 s from the command to serving; the 60-paper sample builds in ~16 s.
+# first run), 2 min 15 s from the command to serving; the 60-paper sample builds in ~16 s. A machine's first build
+# also times fp32 against bf16 (--precision auto, ~15 s, cached).
 if [ -f ../shared/seeds/001_2614e1796f49d7fd.txt ]; then
-  what="the ICLR 2021 atlas (860 papers)"; took="~45 s on 2 free cores (longer while other jobs share them)"
+  what="the ICLR 2021 atlas (860 papers)"; took="~1 min on 2 free cores (longer while other jobs share them; it includes timing fp32 against bf16 once per machine, ~15 s)"
 else
   what="the bundled 60-paper ICLR 2021 sample"; took="~20 s on 2 free cores"
 fi
