@@ -123,3 +123,21 @@ def test_a_build_runs_a_child_per_core_only_where_that_was_measured_faster(model
     assert local_engine("fp32", None, PROCESSES_MIN_PAPERS).processes == 1  # a precision asked for: not measured
     monkeypatch.setenv("PAPERATLAS_PRECISION", "bf16")
     assert local_engine("auto", None, PROCESSES_MIN_PAPERS).processes == 1
+
+
+def test_the_build_process_reads_the_choice_without_loading_torch(model_cache, monkeypatch):
+    """A large build embeds in children so that its own process never holds torch (~300 MB): reading the cached
+    choice, choosing the children and writing the report line must not import it."""
+    import subprocess
+    import sys
+
+    from paperatlas.enrich.embed import MiniLMEmbedder
+
+    cal = prec.calibrate(_paths({"fp32": 0.0, "bf16": 0.0}), MiniLMEmbedder.name, calibration_texts())
+    cal.parallel, cal.load_average = "processes", 0.1
+    prec.save_calibration(cal)
+    code = ("import sys\nfrom paperatlas.build import local_engine\nfrom paperatlas.enrich.embed import "
+            "precision_note\ne = local_engine('auto', None, 30000)\nnote = precision_note('auto')\n"
+            "print(e.embed_in_child, note.split(',')[0], 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", cal.chosen, "False"]

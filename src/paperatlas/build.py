@@ -25,7 +25,8 @@ from .build_stages import BuildContext, BuildOptions, Stage, run_stages
 from .build_stages import ProgressFactory as ProgressFactory
 from .engines import EngineBase
 from .engines.local import LocalEngine
-from .enrich.embed import Embedder, embedding_processes, paper_text
+from .enrich.embed import Embedder, MiniLMEmbedder, embedding_processes, paper_text
+from .enrich.precision import cached_calibration
 from .enrich.topics import lay_out, update_topics
 from .memory import peak_rss_mib
 from .store import sqlite as store
@@ -66,6 +67,8 @@ def local_engine(precision: str, embedder: Embedder | None, n_papers: int) -> Lo
     """
     processes = embedding_processes(precision) if embedder is None else 1
     many = processes > 1 and PROCESSES_MIN_PAPERS <= n_papers < PROCESSES_MAX_PAPERS
+    if many:  # the children run what was measured (a one-thread child would measure again, and not for threads)
+        precision = cached_calibration(MiniLMEmbedder.name).chosen
     return LocalEngine(precision=precision, embedder=embedder,
                        embed_in_child=many or n_papers >= EMBED_IN_CHILD_MIN_PAPERS,
                        processes=processes if many else 1)

