@@ -39,8 +39,8 @@ def _paths(delay: dict[str, float], scramble: set[str] = frozenset()):
 
 def test_the_calibration_texts_are_the_bundled_real_abstracts():
     texts = calibration_texts()
-    assert len(texts) == 60 and all(len(t) > 200 for t in texts)
-    assert any(t.startswith("An Image is Worth 16x16 Words") for t in texts) or len(set(texts)) == 60
+    assert len(texts) == 60 == len(set(texts)) and all(len(t) > 200 for t in texts)
+    assert texts[0].startswith("Net-DNF: Effective Deep Modeling of Tabular Data. A challenging open question")
 
 
 def test_a_faster_path_that_keeps_the_neighbours_is_chosen(model_cache):
