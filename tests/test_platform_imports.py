@@ -12,6 +12,7 @@ import time
 
 from paperatlas.memory import _maxrss_mib
 from paperatlas.store.lock import build_lock, lock_path, swap_lock, swap_lock_path
+from test_build_safety import HashEmbedder
 
 HIDE = "import sys\nsys.modules['fcntl'] = None\nsys.modules['resource'] = None\n"
 
@@ -117,27 +118,6 @@ def test_peak_rss_is_mib_on_linux_and_macos():
     assert _maxrss_mib(1_073_741_824, "darwin") == 1024.0  # bytes on macOS
 
 
-class _HashEmbedder:
-    """A deterministic stand-in for the embedding model (hashed bag of words, MiniLM's size)."""
-
-    name = "test-hash-embedder"
-    dim = 384
-
-    def encode(self, texts, progress=None):
-        import hashlib
-
-        import numpy as np
-
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for w in text.lower().split():
-                out[i, int(hashlib.md5(w.encode()).hexdigest()[:8], 16) % self.dim] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        if progress:
-            progress(len(texts))
-        return out
-
-
 def test_a_build_and_a_readers_write_leave_only_the_atlas(tmp_path):
     from pathlib import Path
 
@@ -147,7 +127,7 @@ def test_a_build_and_a_readers_write_leave_only_the_atlas(tmp_path):
 
     excerpt = Path(__file__).resolve().parent / "fixtures" / "iclr2021_excerpt.md"
     atlas = tmp_path / "iclr2021.db"
-    build([excerpt], atlas, venue="ICLR 2021", year=2021, embedder=_HashEmbedder(), n_topics=4)
+    build([excerpt], atlas, venue="ICLR 2021", year=2021, embedder=HashEmbedder(), n_topics=4)
     assert rl.add(atlas, Atlas(atlas).papers[0].id, "reading")  # takes the swap lock, shared
-    build([excerpt], atlas, venue="ICLR 2021", year=2021, embedder=_HashEmbedder(), n_topics=4)  # a rebuild
+    build([excerpt], atlas, venue="ICLR 2021", year=2021, embedder=HashEmbedder(), n_topics=4)  # a rebuild
     assert sorted(p.name for p in tmp_path.iterdir()) == ["iclr2021.db"]  # no iclr2021.db.lock, no .swap-lock
