@@ -41,7 +41,6 @@ import glob
 import gzip
 import json
 import os
-import platform
 import random
 import shutil
 import socket
@@ -51,6 +50,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from paperatlas.enrich.precision import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERLISTS = ROOT.parent / "shared" / "data" / "paperlists"
@@ -287,15 +288,6 @@ def http_figures(db: Path, env: dict, n_requests: int, settle: float = 0.0) -> d
         proc.wait(timeout=30)
 
 
-def _cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else what :mod:`platform` says."""
-    try:
-        return next(x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
-                    if x.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,all", help="comma-separated paper counts, or 'all'")
@@ -368,7 +360,7 @@ def main() -> None:
                dict.fromkeys(("first_query_s", "start_to_first_s", "search_p50", "search_p95", "related_p50",
                               "related_p95"), float("nan")))
         rows.append((n_real, rep, db.stat().st_size / 2**20, web))
-        line = json.dumps({"n": n_real, **rep, "atlas_mib": rows[-1][2], **web, "cpu": _cpu_model(),
+        line = json.dumps({"n": n_real, **rep, "atlas_mib": rows[-1][2], **web, "cpu": cpu_model(),
                            "cores": os.cpu_count(), "calibration": calibration})
         print(line, file=sys.stderr, flush=True)
         if args.json:
@@ -376,7 +368,7 @@ def main() -> None:
                 fh.write(line + "\n")
         if not args.keep:
             db.unlink()
-    model = _cpu_model()
+    model = cpu_model()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     print(f"\nmachine: {model}, {os.cpu_count()} cores, {mem:.0f} GiB; code: {args.src or 'this checkout'}; "
           f"engine {args.engine}, precision {args.precision}"

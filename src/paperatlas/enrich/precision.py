@@ -134,7 +134,7 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo`` on Linux, else :func:`platform.processor`)."""
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
@@ -155,7 +155,7 @@ def machine_description() -> str:
         tv = version("torch")
     except PackageNotFoundError:
         tv = "none"
-    return f"{_cpu_model()}, {cores()} cores, torch {tv}"
+    return f"{cpu_model()}, {cores()} cores, torch {tv}"
 
 
 def calibration_path(model: str) -> Path:
