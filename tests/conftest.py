@@ -15,6 +15,11 @@ from paperatlas.enrich.embed import bf16_native
 # variable removed (tests/test_precision.py)
 os.environ.setdefault("PAPERATLAS_PRECISION", "bf16" if bf16_native() else "fp32")
 
+if os.environ.get("PAPERATLAS_TEST_LAZY") == "1":  # run the suite with every atlas read as a large one is
+    from paperatlas.store import lazy
+
+    lazy.LAZY_MIN_PAPERS = 0
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = ROOT.parent / "shared"

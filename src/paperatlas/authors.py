@@ -10,7 +10,7 @@ join.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .model import Paper
@@ -26,14 +26,22 @@ class AuthorEntry:
     Attributes:
         key: the author's page key (URL-safe, e.g. ``jeremy-cohen``).
         name: the spelling shown: the most frequent full spelling among their papers.
-        papers: their papers in the atlas, in atlas order.
+        positions: the positions of their papers in the indexed sequence (``atlas.papers``), ascending.
         spellings: every spelling seen, with how many papers use it.
+        source: the indexed sequence of papers (``atlas.papers``, read on demand for a large atlas).
     """
 
     key: str
     name: str
-    papers: list[Paper] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
     spellings: Counter = field(default_factory=Counter)
+    source: Sequence[Paper] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def papers(self) -> list[Paper]:
+        """Their papers in the atlas, in atlas order (read from the file for a large atlas)."""
+        read = getattr(self.source, "read", None)
+        return read(self.positions) if read is not None else [self.source[i] for i in self.positions]
 
 
 def _first(name: str) -> str:
@@ -47,11 +55,12 @@ class AuthorIndex:
 
     Attributes:
         entries: ``page key -> AuthorEntry``.
-        key_of: ``(paper id, spelling as listed) -> page key`` of every author of every paper.
+        key_of: ``spelling as listed (spaces collapsed) -> page key`` of every author of the indexed papers (one
+            person per spelling: a spelling names the same person on every paper).
     """
 
     entries: dict[str, AuthorEntry]
-    key_of: dict[tuple[str, str], str]
+    key_of: dict[str, str]
 
     def keys_of(self, paper: Paper) -> list[tuple[str, str | None]]:
         """``(name as listed, page key or None)`` for each author of ``paper``, in order.
@@ -62,7 +71,7 @@ class AuthorIndex:
         Returns:
             The pairs (None for a name with no letters).
         """
-        return [(a, self.key_of.get((paper.id, " ".join(a.split())))) for a in paper.authors]
+        return [(a, self.key_of.get(" ".join(a.split()))) for a in paper.authors]
 
     def coauthors(self, key: str) -> list[tuple[AuthorEntry, int]]:
         """The co-authors of the author ``key``, with how many papers they share, most first.
@@ -84,23 +93,28 @@ class AuthorIndex:
         return sorted(((self.entries[k], n) for k, n in counts.items()), key=lambda x: (-x[1], x[0].name))
 
 
-def author_index(papers: list[Paper], pause: Callable[[], None] | None = None) -> AuthorIndex:
+def author_index(papers: Sequence[Paper], pause: Callable[[], None] | None = None,
+                 authors: Callable[[], Iterable[list[str]]] | None = None) -> AuthorIndex:
     """Every author of ``papers`` (see the module docstring for which spellings are one author).
 
     Args:
-        papers: the papers.
+        papers: the papers (a list, or ``atlas.papers``).
         pause: called every 50 papers (a web app's background warm-up waits there while requests are answered).
+        authors: gives each paper's author list, in order, at each call (read twice): for a large atlas, its
+            ``authors`` column (:meth:`paperatlas.store.Atlas.fields`) instead of every paper. Default: from
+            ``papers``.
 
     Returns:
         The index; each author's papers in the order of ``papers``.
     """
+    author_lists = authors or (lambda: (p.authors for p in papers))
     # spellings grouped by the build's merge key, then split by first name
     wait = pause or (lambda: None)
     by_merge: dict[str, Counter] = {}
-    for i, p in enumerate(papers):
+    for i, names in enumerate(author_lists()):
         if i % 50 == 0:
             wait()
-        for a in dict.fromkeys(" ".join(x.split()) for x in p.authors if x.strip()):
+        for a in dict.fromkeys(" ".join(x.split()) for x in names if x.strip()):
             k = author_key(a)
             if k:
                 by_merge.setdefault(k, Counter())[a] += 1
@@ -113,19 +127,19 @@ def author_index(papers: list[Paper], pause: Callable[[], None] | None = None) -
                 first = next(iter(full))
             person_of[s] = f"{k}|{first}"
     people: dict[str, AuthorEntry] = {}
-    for i, p in enumerate(papers):
+    for i, names in enumerate(author_lists()):
         if i % 50 == 0:
             wait()
-        for a in dict.fromkeys(" ".join(x.split()) for x in p.authors if x.strip()):
+        for a in dict.fromkeys(" ".join(x.split()) for x in names if x.strip()):
             pid = person_of.get(a)
             if pid is None:
                 continue
-            entry = people.setdefault(pid, AuthorEntry("", a))
-            if not entry.papers or entry.papers[-1] is not p:
-                entry.papers.append(p)
+            entry = people.setdefault(pid, AuthorEntry("", a, source=papers))
+            if not entry.positions or entry.positions[-1] != i:
+                entry.positions.append(i)
             entry.spellings[a] += 1
     entries: dict[str, AuthorEntry] = {}
-    key_of: dict[tuple[str, str], str] = {}
+    key_of: dict[str, str] = {}
     for i, pid in enumerate(sorted(people)):
         if i % 200 == 0:
             wait()
@@ -137,9 +151,8 @@ def author_index(papers: list[Paper], pause: Callable[[], None] | None = None) -
             key, n = f"{base}-{n}", n + 1
         e.key = key
         entries[key] = e
-        for p in e.papers:
-            for spelling in e.spellings:
-                key_of[(p.id, spelling)] = key
+        for spelling in e.spellings:
+            key_of[spelling] = key
     return AuthorIndex(entries, key_of)
 
 
@@ -154,6 +167,9 @@ def atlas_authors(atlas: Atlas, pause: Callable[[], None] | None = None) -> Auth
     Returns:
         The index.
     """
+    def authors() -> Iterable[list[str]]:
+        return (names for (names,) in atlas.fields("authors"))
+
     if pause is not None:
-        atlas.prepare("authors", lambda: author_index(atlas.papers, pause))
-    return atlas.derived("authors", lambda: author_index(atlas.papers))
+        atlas.prepare("authors", lambda: author_index(atlas.papers, pause, authors))
+    return atlas.derived("authors", lambda: author_index(atlas.papers, authors=authors))

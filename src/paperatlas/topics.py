@@ -76,9 +76,10 @@ def topic_centroids(atlas: Atlas) -> dict[int, np.ndarray]:
         ``topic id -> (dim,) float32`` L2-normalised mean embedding of its papers.
     """
     sums: dict[int, np.ndarray] = {}
-    for pid, row in atlas.row_of.items():
-        tid = atlas.by_id[pid].topic_id
-        if tid is None:
+    row_of = atlas.row_of
+    for pid, tid in atlas.fields("id", "topic_id"):  # atlas.ids order (a large atlas: read by column)
+        row = row_of.get(pid)
+        if row is None or tid is None:
             continue
         for t in {tid, getattr(atlas.area_of(tid), "id", tid)}:
             sums[t] = sums.get(t, 0) + atlas.vectors[row]

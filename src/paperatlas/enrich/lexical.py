@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -121,8 +121,11 @@ def _row_key(pid: str, text: str) -> bytes:
     return hashlib.sha1(pid.encode() + b"\x00" + text.encode()).digest()
 
 
-def texts_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
-    """SHA-1 over the paper ids and texts, in order: what a stored index must have been made from."""
+def texts_digest(ids: Sequence[str], texts: Iterable[str]) -> str:
+    """SHA-1 over the paper ids and texts, in order: what a stored index must have been made from.
+
+    ``texts`` may be an iterator (read once): a large atlas's texts are read one paper at a time.
+    """
     h = hashlib.sha1(VERSION.encode())
     for pid, t in zip(ids, texts, strict=True):
         h.update(pid.encode() + b"\x00" + t.encode() + b"\x01")
@@ -158,7 +161,7 @@ def dumps(matrix, terms, ids: Sequence[str], texts: Sequence[str], idf=None) -> 
     return save(arrays, metadata=meta)
 
 
-def loads(blob: bytes | None, ids: Sequence[str], texts: Sequence[str]):
+def loads(blob: bytes | None, ids: Sequence[str], texts: Iterable[str]):
     """The stored index when it was made from exactly these papers and texts, else None (the caller refits).
 
     Only arrays and JSON are decoded; shapes and ranges are checked.
@@ -166,7 +169,7 @@ def loads(blob: bytes | None, ids: Sequence[str], texts: Sequence[str]):
     Args:
         blob: the stored bytes, or None.
         ids: the paper id of each row, in order.
-        texts: each row's text now (:func:`lexical_text`).
+        texts: each row's text now (:func:`lexical_text`); an iterator is read once.
 
     Returns:
         ``(matrix, terms)`` as :func:`lexical_index` gives them, or None.

@@ -87,6 +87,21 @@ def _atlas_text(p: Paper) -> str:
     return lexical_text(p.title, p.abstract, p.digest, p.tldr)
 
 
+class _AtlasTexts(Sequence):
+    """The text (:func:`_atlas_text`) of each ``atlas.ids`` row, read when asked for (none held)."""
+
+    def __init__(self, atlas: Atlas):
+        self.atlas = atlas
+
+    def __len__(self) -> int:
+        return len(self.atlas.ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return _atlas_text(self.atlas.by_id[self.atlas.ids[i]])
+
+
 def recommender_for(atlas: Atlas) -> Recommender:
     """The :class:`Recommender` of ``atlas``'s embedded papers (rows = ``atlas.ids``).
 
@@ -101,11 +116,14 @@ def recommender_for(atlas: Atlas) -> Recommender:
         The shared recommender.
     """
     def make() -> Recommender:
-        papers = [atlas.by_id[i] for i in atlas.ids]
-        texts = [_atlas_text(p) for p in papers]
-        topics = np.array([-1 if p.topic_id is None else p.topic_id for p in papers], dtype=np.int64)
-        areas = np.array([-1 if (a := atlas.area_of(p.topic_id)) is None else a.id for p in papers], dtype=np.int64)
-        return Recommender(texts, paper_vectors(atlas), tfidf=lexical_matrix(atlas), topics=topics, areas=areas)
+        row_of = atlas.row_of
+        tids = [tid for pid, tid in atlas.fields("id", "topic_id") if pid in row_of]
+        area_of = {tid: -1 if (a := atlas.area_of(tid)) is None else a.id for tid in set(tids)}
+        topics = np.array([-1 if tid is None else tid for tid in tids], dtype=np.int64)
+        areas = np.array([area_of[tid] for tid in tids], dtype=np.int64)
+        # the texts are read only if the TF-IDF matrix is missing (lexical_matrix fits it itself): never at 1M
+        return Recommender(_AtlasTexts(atlas), paper_vectors(atlas), tfidf=lexical_matrix(atlas), topics=topics,
+                           areas=areas)
 
     return atlas.derived("recommender", make)
 

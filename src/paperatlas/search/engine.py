@@ -167,7 +167,7 @@ def _rows(atlas: Atlas) -> _Rows:
         row_of = np.full(n, -1, dtype=np.int64)
         row_of[paper_of] = np.arange(len(paper_of))
         id_rank = np.empty(n, dtype=np.int64)  # code point order, as str comparison
-        id_rank[np.argsort(np.array([p.id for p in atlas.papers], dtype=str), kind="stable")] = np.arange(n)
+        id_rank[np.argsort(np.array(atlas.paper_ids, dtype=str), kind="stable")] = np.arange(n)
         return _Rows(row_of, paper_of, id_rank)
 
     return atlas.derived("search rows", make)
@@ -184,12 +184,13 @@ def _listed(atlas: Atlas, flt: Filters) -> np.ndarray:
     keep: np.ndarray | None = None
     statuses = {s.strip().lower() for s in flt.status if s.strip()}
     if statuses:
-        by_status = atlas.derived("positions by status", lambda: _positions_by(atlas, lambda p: p.status.lower()))
+        by_status = atlas.derived("positions by status",
+                                  lambda: _positions_by(atlas, "status", lambda s: (s or "").lower()))
         keep = np.zeros(n, dtype=bool)
         for s in statuses:
             keep[by_status.get(s, _NONE)] = True
     if flt.topic:  # as the predicate: a blank topic names no topic, so no paper passes
-        by_topic = atlas.derived("positions by topic", lambda: _positions_by(atlas, lambda p: p.topic_id))
+        by_topic = atlas.derived("positions by topic", lambda: _positions_by(atlas, "topic_id"))
         in_topic = np.zeros(n, dtype=bool)
         for tid in resolve_topics(atlas, [flt.topic]):
             in_topic[by_topic.get(tid, _NONE)] = True
@@ -200,11 +201,12 @@ def _listed(atlas: Atlas, flt: Filters) -> np.ndarray:
 _NONE = np.zeros(0, dtype=np.int64)
 
 
-def _positions_by(atlas: Atlas, key: Callable[[Paper], object]) -> dict[object, np.ndarray]:
-    """``key(paper) -> ascending atlas.papers positions of the papers with that key``, for every key."""
+def _positions_by(atlas: Atlas, field: str, key: Callable[[object], object] | None = None
+                  ) -> dict[object, np.ndarray]:
+    """``key(paper.<field>) -> ascending atlas.papers positions of the papers with that key``, for every key."""
     groups: dict[object, list[int]] = {}
-    for i, p in enumerate(atlas.papers):
-        groups.setdefault(key(p), []).append(i)
+    for i, (v,) in enumerate(atlas.fields(field)):
+        groups.setdefault(key(v) if key is not None else v, []).append(i)
     return {k: np.asarray(v, dtype=np.int64) for k, v in groups.items()}
 
 

@@ -306,7 +306,9 @@ def positions(atlas: Atlas) -> dict[str, int]:
     Returns:
         The mapping.
     """
-    return atlas.derived("paper positions", lambda: {p.id: i for i, p in enumerate(atlas.papers)})
+    if atlas.lazy:
+        return atlas.by_id.position
+    return atlas.derived("paper positions", lambda: {pid: i for i, pid in enumerate(atlas.paper_ids)})
 
 
 def postings(atlas: Atlas) -> Postings:

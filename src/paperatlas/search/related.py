@@ -73,8 +73,13 @@ class Related:
 
 def _content_words(p: Paper) -> dict[str, str]:
     """Normalised content word -> display form, from the title and keyphrases of ``p``."""
+    return _content_words_of(p.title, p.keyphrases, p.given_keyphrases)
+
+
+def _content_words_of(title: str, keyphrases: list[str], given: list[str]) -> dict[str, str]:
+    """:func:`_content_words` of a paper's title, keyphrases and given keyphrases."""
     out: dict[str, str] = {}
-    for w in word_tokens(" ".join([p.title, *p.keyphrases, *p.given_keyphrases])):
+    for w in word_tokens(" ".join([title, *keyphrases, *given])):
         lw = w.lower()
         if len(lw) > 2 and lw not in STOP and lw not in GENERIC and lw not in BROAD:
             out.setdefault(norm_word(lw), w)
@@ -90,10 +95,10 @@ def _df(atlas: Atlas) -> tuple[dict[str, int], dict[str, int]]:
     def count() -> tuple[dict[str, int], dict[str, int]]:
         words: dict[str, int] = {}
         phrases: dict[str, int] = {}
-        for p in atlas.papers:
-            for k in _content_words(p):
+        for title, keyphrases, given in atlas.fields("title", "keyphrases", "given_keyphrases"):
+            for k in _content_words_of(title, keyphrases, given):
                 words[k] = words.get(k, 0) + 1
-            for k in {phrase_key(k) for k in p.keyphrases + p.given_keyphrases}:
+            for k in {phrase_key(k) for k in keyphrases + given}:
                 phrases[k] = phrases.get(k, 0) + 1
         return words, phrases
 
@@ -246,11 +251,13 @@ def _keys(atlas: Atlas):
 
     def make():
         phrases, authors = [], []
-        for pid in atlas.ids:
-            p = atlas.by_id[pid]
-            phrases.append(frozenset(k for k in (phrase_key(k) for k in p.keyphrases + p.given_keyphrases)
+        row_of = atlas.row_of
+        for pid, keyphrases, given, names in atlas.fields("id", "keyphrases", "given_keyphrases", "authors"):
+            if pid not in row_of:
+                continue
+            phrases.append(frozenset(k for k in (phrase_key(k) for k in keyphrases + given)
                                      if k and not _broad_phrase(k)))
-            authors.append(frozenset(_author_key(n) for n in p.authors if n.strip()))
+            authors.append(frozenset(_author_key(n) for n in names if n.strip()))
         return incidence(phrases), incidence(authors)
 
     return atlas.derived("related keys", make)

@@ -245,16 +245,22 @@ def lexical_matrix(atlas: Atlas):
         bigrams, sublinear tf, :func:`paperatlas.enrich.topics.tfidf_vectorizer`) and the ``(vocab,)`` terms.
     """
 
+    def texts():
+        """The text of each ``atlas.ids`` row, read one paper at a time (a list of them is 1.5 GB at 1M papers)."""
+        row_of = atlas.row_of
+        return (lexical.lexical_text(title, abstract, digest, tldr)
+                for pid, title, abstract, digest, tldr in atlas.fields("id", "title", "abstract", "digest", "tldr")
+                if pid in row_of)
+
     def make():
-        texts = [lexical.lexical_text(p.title, p.abstract, p.digest, p.tldr)
-                 for p in (atlas.by_id[i] for i in atlas.ids)]
-        stored = lexical.loads(atlas.stored_model(lexical.NAME), atlas.ids, texts)  # made by the build
+        stored = lexical.loads(atlas.stored_model(lexical.NAME), atlas.ids, texts())  # made by the build
         if stored is not None:
             return stored
-        if not texts:
+        texts_now = list(texts())
+        if not texts_now:
             import scipy.sparse as sp
 
             return sp.csr_matrix((0, 0), dtype=np.float32), np.array([], dtype=object)
-        return lexical.lexical_index(texts)
+        return lexical.lexical_index(texts_now)
 
     return atlas.derived(LEXICAL, make)

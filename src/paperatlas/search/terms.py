@@ -341,10 +341,11 @@ def spelling_vocabulary(atlas: Atlas, pause: Callable[[], None] | None = None) -
 
     def count() -> dict[str, int]:
         df: dict[str, int] = {}
-        for i, p in enumerate(atlas.papers):
+        for i, (title, keyphrases, given, tldr) in enumerate(atlas.fields("title", "keyphrases", "given_keyphrases",
+                                                                           "tldr")):
             if pause is not None and i % PAUSE_EVERY == 0:
                 pause()
-            text = " ".join([p.title, *p.keyphrases, *p.given_keyphrases, p.tldr or ""]).lower()
+            text = " ".join([title, *keyphrases, *given, tldr or ""]).lower()
             for w in set(re.findall(r"[a-z]{3,}", text)):
                 df[w] = df.get(w, 0) + 1
         return df
@@ -424,7 +425,7 @@ def query_terms(atlas: Atlas, query: str, correct: bool = True) -> list[Term]:
         highest idf.
     """
     n = len(atlas.papers)
-    ids = atlas.derived("paper ids", lambda: [p.id for p in atlas.papers])
+    ids = atlas.paper_ids
     out = []
     for w in query_words(query):
         docs = docs_with(atlas, w)

@@ -26,6 +26,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..model import Paper, Topic
+from . import lazy
 from .audit import audit_tables, schema_damage
 from .check import COLUMNS, CellError, Damage, DamagedAtlas, damaged, validate_row
 from .connection import AtlasNotFound, MalformedAtlas, connect, file_identity
@@ -274,8 +275,11 @@ class Atlas:
     Attributes:
         path: The atlas file.
         con: The read-only connection (rows as :class:`sqlite3.Row`).
-        papers: ``list[Paper]`` in stored order.
-        by_id: ``paper id -> Paper``.
+        papers: ``list[Paper]`` in stored order; from :data:`~paperatlas.store.lazy.LAZY_MIN_PAPERS` papers a
+            :class:`~paperatlas.store.lazy.StoredPapers` (read on demand, ``lazy`` True).
+        by_id: ``paper id -> Paper`` (a :class:`~paperatlas.store.lazy.StoredPapersById` when ``lazy``).
+        paper_ids: ``list[str]``, the id of every paper in ``papers`` order.
+        lazy: Whether the papers are read on demand.
         topics: ``topic id -> Topic``.
         ids: ``list[str]``, the row order of ``vectors``.
         vectors: ``(n_papers, dim)`` float32, L2-normalised; empty ``(0, 0)`` when the atlas has no embeddings.
@@ -334,6 +338,15 @@ class Atlas:
         for r in self.con.execute("SELECT rowid, key, value FROM meta"):
             values = dict(validate_row("meta", r, ["key", "value"], r[0]))
             self.meta[values["key"]] = values["value"]
+        self.topics: dict[int, Topic] = {}
+        for r in self.con.execute("SELECT * FROM topics ORDER BY id"):
+            t = _row_to_topic(r)
+            self.topics[t.id] = t
+        #: True when the papers are read from the file on demand (:mod:`.lazy`, from ``LAZY_MIN_PAPERS``)
+        self.lazy = lazy.stored_paper_count(self.con) >= lazy.LAZY_MIN_PAPERS
+        if self.lazy:
+            self._load_lazy()
+            return
         self.papers = [row_to_paper(r, r["_rowid"])
                        for r in self.con.execute("SELECT rowid AS _rowid, * FROM papers ORDER BY rowid")]
         self.by_id = {p.id: p for p in self.papers}
@@ -341,10 +354,8 @@ class Atlas:
             seen: set[str] = set()
             twice = next(p.id for p in self.papers if p.id in seen or seen.add(p.id))
             raise CellError(Damage("papers", "id", f"paper {twice!r}", "the id of two papers"))
-        self.topics: dict[int, Topic] = {}
-        for r in self.con.execute("SELECT * FROM topics ORDER BY id"):
-            t = _row_to_topic(r)
-            self.topics[t.id] = t
+        #: ``list[str]``: the id of every paper, in ``papers`` order
+        self.paper_ids = [p.id for p in self.papers]
         rows = self.con.execute("SELECT rowid, paper_id, model, vector FROM embeddings").fetchall()
         for r in rows:
             list(validate_row("embeddings", r, ["paper_id", "model"], r[0]))
@@ -355,6 +366,33 @@ class Atlas:
         self.ids = [p.id for p in self.papers if p.id in vec]
         self.vectors = np.stack([vec[i] for i in self.ids]) if self.ids else np.zeros((0, 0), np.float32)
         self.row_of = {pid: i for i, pid in enumerate(self.ids)}
+
+    def _load_lazy(self) -> None:
+        """The ids and vectors of a large atlas; its papers read on demand (:mod:`.lazy`)."""
+        rowids, self.paper_ids, position = lazy.read_order(self.con, self.path)
+        self._read_lock = threading.Lock()
+        self.papers = lazy.StoredPapers(self.con, rowids, row_to_paper, self._read_lock, self.path)
+        self.by_id = lazy.StoredPapersById(self.papers, position)
+        model = self.con.execute("SELECT model FROM embeddings LIMIT 1").fetchone()
+        self.ids, self.vectors, self.embed_model = lazy.read_vectors(
+            self.con, self.paper_ids, position, model_dim(model[0]) if model else None)
+        self.row_of = position if self.ids is self.paper_ids else {pid: i for i, pid in enumerate(self.ids)}
+
+    def fields(self, *names: str) -> Iterator[tuple]:
+        """Some fields of every paper, in ``papers`` order, as tuples (``fields("status", "topic_id")``).
+
+        Read from the file in chunks when the atlas is :attr:`lazy` (:meth:`.lazy.StoredPapers.fields`, a few µs
+        a paper, none kept), else from the papers in memory.
+
+        Args:
+            names: :class:`~paperatlas.model.Paper` fields stored as columns (JSON ones decoded as lists/dicts).
+
+        Raises:
+            paperatlas.store.check.DamagedAtlas: A damaged value read from a lazy atlas.
+        """
+        if self.lazy:
+            return self.papers.fields(*names)
+        return (tuple(getattr(p, k) for k in names) for p in self.papers)
 
     def derived(self, name: str, compute: Callable[[], T]) -> T:
         """A value computed from this atlas once and kept with the atlas object.

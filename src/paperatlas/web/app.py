@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from flask import Blueprint, Flask, render_template, request, session, url_for
@@ -140,10 +140,12 @@ def _start_warm_up(app: Flask, atlas: Atlas, ctx: WebContext, preload_model: boo
                 from ..recommend import recommender_for
 
                 recommender_for(atlas)
-            for i, p in enumerate(atlas.papers):
-                if i % 50 == 0:
-                    yield_to_requests()
-                ctx.facets_for(p)
+            keyphrase_counts(atlas, yield_to_requests)
+            if not atlas.lazy:  # a large atlas's facets are not kept per paper (the table below holds them)
+                for i, p in enumerate(atlas.papers):
+                    if i % 50 == 0:
+                        yield_to_requests()
+                    ctx.facets_for(p)
             # the facet panel's counts from columns (search_views.facet_counts)
             ctx.make_facet_table(yield_to_requests)
             atlas_authors(atlas, yield_to_requests)
@@ -155,12 +157,32 @@ def _start_warm_up(app: Flask, atlas: Atlas, ctx: WebContext, preload_model: boo
     threading.Thread(target=warm, name="paperatlas-warm-up", daemon=True).start()
 
 
+def keyphrase_counts(atlas: Atlas, pause: Callable[[], None] | None = None) -> dict[str, int]:
+    """``concept key -> number of papers with that keyphrase`` (given or generated), computed once per atlas.
+
+    Args:
+        atlas: the atlas.
+        pause: a background warm-up's ``wait``, called every 1,000 papers (the value is then made with
+            :meth:`~paperatlas.store.Atlas.prepare`).
+    """
+    def count(wait: Callable[[], None]) -> dict[str, int]:
+        kp_count: dict[str, int] = {}
+        for i, (keyphrases, given) in enumerate(atlas.fields("keyphrases", "given_keyphrases")):
+            if i % 1000 == 0:
+                wait()
+            for k in {concept_key(k) for k in keyphrases + given}:
+                kp_count[k] = kp_count.get(k, 0) + 1
+        return kp_count
+
+    if pause is not None:
+        atlas.prepare("keyphrase counts", lambda: count(pause))
+    return atlas.derived("keyphrase counts", lambda: count(lambda: None))
+
+
 def _install_page_globals(app: Flask, atlas: Atlas, ctx: WebContext, access_token: str | None) -> None:
     """The names every template sees (the topic menu, keyphrase counts, feed links, ...) and the note filter."""
-    kp_count: dict[str, int] = {}
-    for p in atlas.papers:
-        for k in {concept_key(k) for k in p.keyphrases + p.given_keyphrases}:
-            kp_count[k] = kp_count.get(k, 0) + 1
+    if not atlas.lazy:  # a large atlas counts them in the warm-up (keyphrase counts read every paper)
+        keyphrase_counts(atlas)
     topics_sorted: list = []
     n_areas = sum(t.level == 0 for t in atlas.topics.values())
     menu = {"options": ""}
@@ -220,7 +242,7 @@ def _install_page_globals(app: Flask, atlas: Atlas, ctx: WebContext, access_toke
     def globals_():
         return {"atlas": atlas, "topic_color": topic_color, "topics_sorted": topics_sorted,
                 "area_color": lambda tid: topic_color(getattr(atlas.area_of(tid), "id", tid)),
-                "kp_count": lambda k: kp_count.get(concept_key(k), 0), "n_papers": len(atlas.papers),
+                "kp_count": lambda k: keyphrase_counts(atlas).get(concept_key(k), 0), "n_papers": len(atlas.papers),
                 "statuses": STATUSES, "favicon": Markup(FAVICON), "facets": ctx.facets_for,
                 "n_areas": n_areas, "topic_options": topic_options,
                 "out_links": out_links, "author_links": author_links, "feed_href": feed_href,

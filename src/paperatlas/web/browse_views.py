@@ -6,6 +6,7 @@ from flask import Flask, abort, render_template, request
 
 from ..authors import atlas_authors
 from ..model import status_rank
+from ..store.lazy import PaperView
 from .context import WebContext
 from .search_views import page_window
 
@@ -22,16 +23,26 @@ def register(app: Flask, ctx: WebContext) -> None:
     """
     atlas = ctx.atlas
 
-    def title_key(p) -> str:
-        return " ".join(p.title.split()).casefold()
+    def title_key(title: str) -> str:
+        return " ".join(title.split()).casefold()
 
-    orders = {
-        "title": lambda ps: sorted(ps, key=lambda p: (title_key(p), p.id)),
-        "status": lambda ps: sorted(ps, key=lambda p: (status_rank(p.status), title_key(p), p.id)),
-        "topic": lambda ps: sorted(ps, key=lambda p: (atlas.topic_label(p.topic_id).casefold()
-                                                      if p.topic_id is not None else "\uffff", title_key(p), p.id)),
-        "year": lambda ps: sorted(ps, key=lambda p: (-(p.year or 0), title_key(p), p.id)),
+    def topic_key(tid) -> str:
+        return atlas.topic_label(tid).casefold() if tid is not None else "\uffff"
+
+    keys = {  # (id, title, status, topic id, year) -> sort key
+        "title": lambda pid, title, status, tid, year: (title_key(title), pid),
+        "status": lambda pid, title, status, tid, year: (status_rank(status), title_key(title), pid),
+        "topic": lambda pid, title, status, tid, year: (topic_key(tid), title_key(title), pid),
+        "year": lambda pid, title, status, tid, year: (-(year or 0), title_key(title), pid),
     }
+
+    def ordered_by(sort: str) -> PaperView:
+        """Every paper in ``sort`` order, as positions (a large atlas's papers are read a page at a time)."""
+        key = keys[sort]
+        rows = atlas.fields("id", "title", "status", "topic_id", "year")
+        return PaperView(atlas.papers, [i for _, i in sorted((key(*r), i) for i, r in enumerate(rows))])
+
+    orders = keys
 
     @app.get("/papers")
     def papers():
@@ -39,7 +50,7 @@ def register(app: Flask, ctx: WebContext) -> None:
         sort = request.args.get("sort", "").strip() or "title"
         if sort not in orders:
             abort(400, f"sort must be one of: {', '.join(orders)}")
-        ordered = atlas.derived(f"papers sorted by {sort}", lambda: orders[sort](atlas.papers))
+        ordered = atlas.derived(f"papers sorted by {sort}", lambda: ordered_by(sort))
         offset, size, page_links, show_all = page_window(ctx, len(ordered), "papers")
         sorts = [{"key": k, "label": v, "href": ctx.url_with("papers", sort=k, page=None), "on": k == sort}
                  for k, v in PAPER_SORTS.items()]

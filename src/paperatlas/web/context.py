@@ -33,7 +33,7 @@ class WebContext:
         atlas: the atlas, opened read-only and loaded into memory once.
         state: ``{"embedder": query embedder or None, "error": why it failed, "facet_table": the atlas's
             :class:`~paperatlas.web.facet_table.FacetTable` once made}``, filled by a background thread.
-        facet_cache: ``paper id -> PaperFacets``, computed once per paper.
+        facet_cache: ``paper id -> PaperFacets``, computed once per paper (not kept for a lazy atlas).
         on_topics_changed: called (no arguments) after the reader renamed a topic or moved a paper, by
             :meth:`topics_changed`: the route modules' own caches of topic labels and members.
     """
@@ -72,7 +72,9 @@ class WebContext:
         """
         f = self.facet_cache.get(p.id)
         if f is None:
-            f = self.facet_cache[p.id] = facets_of(p)
+            f = facets_of(p)
+            if not self.atlas.lazy:  # a large atlas's papers are read on demand: their facets are not all kept
+                self.facet_cache[p.id] = f
         return f
 
     def make_facet_table(self, pause: Callable[[], None] | None = None) -> FacetTable:
@@ -86,9 +88,15 @@ class WebContext:
         Returns:
             The table, rows in ``atlas.papers`` order.
         """
-        papers = self.atlas.papers
-        table = self.state["facet_table"] = FacetTable((self.facets_for(p) for p in papers),
-                                                       (p.year for p in papers), pause)
+        years: list[int | None] = []
+
+        def each():  # one pass over the papers (a large atlas reads them from the file)
+            for p in self.atlas.papers:
+                years.append(p.year)
+                yield self.facets_for(p)
+
+        table = FacetTable(each(), years, pause)
+        self.state["facet_table"] = table
         return table
 
     def embed_query(self) -> Callable[[str], object] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 
 from flask import Flask, Response, abort, jsonify, redirect, render_template, request, send_file, url_for
@@ -13,6 +14,7 @@ from ..limits import check_tldr
 from ..mapview import map_payload, plotly_js_path
 from ..model import STATUSES
 from ..search import AmbiguousPaper, find_paper, related
+from ..store.lazy import PaperView
 from ..topics import by_status, nearest_topics
 from .context import PAGE_SIZE, WebContext
 from .search_views import page_window
@@ -26,15 +28,15 @@ def topic_groups(atlas) -> tuple[dict[int, list], dict[int, list]]:
         atlas: the atlas.
 
     Returns:
-        The two groupings as ``(position in atlas.papers, paper)`` pairs, in stored order.
+        The two groupings as positions in ``atlas.papers``, ascending (a large atlas's papers are read per page).
     """
     own: dict[int, list] = {}
     secondary: dict[int, list] = {}
-    for i, p in enumerate(atlas.papers):
-        if p.topic_id is not None:
-            own.setdefault(p.topic_id, []).append((i, p))
-        for s in p.secondary_topic_ids:
-            secondary.setdefault(s, []).append((i, p))
+    for i, (tid, also) in enumerate(atlas.fields("topic_id", "secondary_topic_ids")):
+        if tid is not None:
+            own.setdefault(tid, []).append(i)
+        for s in also:
+            secondary.setdefault(s, []).append(i)
     return own, secondary
 
 
@@ -129,12 +131,17 @@ def _register_topic_routes(app: Flask, ctx: WebContext) -> None:
         own, secondary = atlas.derived("papers by topic", lambda: topic_groups(atlas))
         ids = {tid, *(t.id for t in atlas.topics.values() if t.parent_id == tid)}
 
-        def ordered(pairs) -> list:  # topic_members' order: status, title, then stored order
-            return [q for _, q in sorted(pairs, key=lambda iq: (by_status(iq[1]), iq[0]))]
+        def ordered(positions: list[int]) -> PaperView:  # topic_members' order: status, title, then stored order
+            keyed = sorted(((by_status(q), i) for i, q in zip(positions, PaperView(atlas.papers, positions),
+                                                               strict=True)))
+            return PaperView(atlas.papers, [i for _, i in keyed])
 
-        members = ordered(iq for i in ids for iq in own.get(i, ()))
-        also = ordered(iq for iq in secondary.get(tid, ()) if iq[1].topic_id not in ids)
-        got = members_of[tid] = (members, also, {s: sum(q.status == s for q in members) for s in STATUSES})
+        members = ordered(sorted(i for t in ids for i in own.get(t, ())))
+        carrying = secondary.get(tid, [])
+        also = ordered([i for i, q in zip(carrying, PaperView(atlas.papers, carrying), strict=True)
+                        if q.topic_id not in ids])
+        statuses = Counter(q.status for q in members)
+        got = members_of[tid] = (members, also, {s: statuses[s] for s in STATUSES})
         return got
 
     @app.get("/topic/<int:tid>")
