@@ -229,11 +229,12 @@ class NeighbourIndex:
         return _MAGIC + struct.pack("<I", len(head)) + head + body
 
     @classmethod
-    def from_bytes(cls, data: bytes, vectors: np.ndarray) -> NeighbourIndex:
+    def from_bytes(cls, data: bytes | bytearray, vectors: np.ndarray) -> NeighbourIndex:
         """The index saved by :meth:`to_bytes`, over the same ``vectors`` it was built on.
 
         Args:
-            data: The bytes of :meth:`to_bytes` (kept by reference: the graph is viewed in place, not copied).
+            data: The bytes of :meth:`to_bytes`, or a ``bytearray`` of them (kept by reference: the graph is viewed
+                in place, not copied).
             vectors: ``(n, dim)`` float32, the matrix the index was built on (same rows, same order).
 
         Returns:

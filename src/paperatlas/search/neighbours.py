@@ -49,7 +49,7 @@ def neighbour_index(atlas: Atlas) -> NeighbourIndex:
     """
 
     def make() -> NeighbourIndex:
-        blob = atlas.stored_model(STORED)
+        blob = atlas.stored_model(STORED, buffer=True)
         vectors = paper_vectors(atlas)
         if blob:
             try:

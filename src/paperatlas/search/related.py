@@ -240,25 +240,37 @@ def _keys(atlas: Atlas):
 
     Computed once per atlas; the keyphrase and author signals are then two :func:`_row_dots` (what two papers share).
     """
+    import array
+
     import scipy.sparse as sp
 
-    def incidence(keys: list[frozenset[str]]):
-        col: dict[str, int] = {}
-        indices = [col.setdefault(k, len(col)) for ks in keys for k in sorted(ks)]
-        indptr = np.concatenate([[0], np.cumsum([len(ks) for ks in keys])]).astype(np.int64)
-        return sp.csr_matrix((np.ones(len(indices)), np.array(indices, dtype=np.int64), indptr),
-                             shape=(len(keys), max(len(col), 1)))
+    class Incidence:  # rows built one at a time into compact arrays (1M papers: ~14M entries, 4 bytes each)
+        def __init__(self):
+            self.col: dict[str, int] = {}
+            self.indices = array.array("i")
+            self.indptr = array.array("q", [0])
+
+        def add(self, keys: set[str]) -> None:
+            self.indices.extend(self.col.setdefault(k, len(self.col)) for k in sorted(keys))
+            self.indptr.append(len(self.indices))
+
+        def matrix(self):
+            indptr = np.frombuffer(self.indptr, dtype=np.int64)
+            small = indptr[-1] < 2**31 - 1  # int32 positions when they fit (scipy keeps one index dtype)
+            return sp.csr_matrix((np.ones(len(self.indices), dtype=np.float32),
+                                  np.frombuffer(self.indices, dtype=np.int32),
+                                  indptr.astype(np.int32) if small else indptr),
+                                 shape=(len(indptr) - 1, max(len(self.col), 1)))
 
     def make():
-        phrases, authors = [], []
+        phrases, authors = Incidence(), Incidence()
         row_of = atlas.row_of
         for pid, keyphrases, given, names in atlas.fields("id", "keyphrases", "given_keyphrases", "authors"):
             if pid not in row_of:
                 continue
-            phrases.append(frozenset(k for k in (phrase_key(k) for k in keyphrases + given)
-                                     if k and not _broad_phrase(k)))
-            authors.append(frozenset(_author_key(n) for n in names if n.strip()))
-        return incidence(phrases), incidence(authors)
+            phrases.add({k for k in (phrase_key(k) for k in keyphrases + given) if k and not _broad_phrase(k)})
+            authors.add({_author_key(n) for n in names if n.strip()})
+        return phrases.matrix(), authors.matrix()
 
     return atlas.derived("related keys", make)
 

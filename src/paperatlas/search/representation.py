@@ -253,7 +253,7 @@ def lexical_matrix(atlas: Atlas):
                 if pid in row_of)
 
     def make():
-        stored = lexical.loads(atlas.stored_model(lexical.NAME), atlas.ids, texts())  # made by the build
+        stored = lexical.loads(atlas.stored_model(lexical.NAME, buffer=True), atlas.ids, texts())  # made by the build
         if stored is not None:
             return stored
         texts_now = list(texts())

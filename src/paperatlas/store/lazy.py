@@ -31,8 +31,8 @@ from .embeddings import check_vectors
 
 #: An atlas of at least this many papers is read lazily (smaller ones load every paper: ~9 KB of memory a paper).
 LAZY_MIN_PAPERS = 200_000
-#: Papers kept after they were read (least recently read dropped first): a page of results, a topic, a neighbourhood.
-CACHE_SIZE = 20_000
+#: Papers kept after they were read (least recently read dropped first; ~9 KB each): pages of results, neighbourhoods.
+CACHE_SIZE = 4_096
 #: Rows read per statement while iterating.
 CHUNK = 2_000
 

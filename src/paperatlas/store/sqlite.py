@@ -269,6 +269,20 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: bytes read at a time from a large stored model (:meth:`Atlas.stored_model` with ``buffer``)
+BLOB_CHUNK = 16 * 2**20
+
+
+def _read_blob(con: sqlite3.Connection, rowid: int, size: int) -> bytearray:
+    """The ``models.blob`` of row ``rowid`` (``size`` bytes), read :data:`BLOB_CHUNK` bytes at a time."""
+    out = bytearray(size)
+    view = memoryview(out)
+    with con.blobopen("models", "blob", rowid, readonly=True) as blob:
+        for at in range(0, size, BLOB_CHUNK):
+            view[at:at + BLOB_CHUNK] = blob.read(BLOB_CHUNK)
+    return out
+
+
 class Atlas:
     """Read-only view of an atlas file, loaded into memory for querying.
 
@@ -437,11 +451,14 @@ class Atlas:
         with self._derived_guard:
             self._derived.setdefault(name, value)
 
-    def stored_model(self, name: str) -> bytes | None:
+    def stored_model(self, name: str, buffer: bool = False) -> bytes | bytearray | None:
         """The blob the build stored as ``name`` (e.g. ``"recommender.tfidf"``) in ``models``.
 
         Args:
             name: The blob's name.
+            buffer: A blob of more than :data:`BLOB_CHUNK` bytes may be returned as a ``bytearray`` read piece by
+                piece (SQLite's incremental blob I/O): ``SELECT blob`` holds it twice while it is read (SQLite's
+                copy and Python's), 674 MB too many for the 1M-paper TF-IDF. For loaders that take any buffer.
 
         Returns:
             The bytes (checked by their loader), or None when there is none.
@@ -450,6 +467,10 @@ class Atlas:
             paperatlas.store.check.DamagedAtlas: The stored value is not a BLOB (text, a number).
         """
         try:
+            head = self.con.execute("SELECT rowid, typeof(blob), length(blob) FROM models WHERE name = ?",
+                                    (name,)).fetchone()
+            if buffer and head is not None and head[1] == "blob" and head[2] > BLOB_CHUNK:
+                return _read_blob(self.con, head[0], head[2])
             row = self.con.execute("SELECT rowid, name, blob FROM models WHERE name = ?", (name,)).fetchone()
         except sqlite3.OperationalError:  # an atlas made before the models table
             return None
