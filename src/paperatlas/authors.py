@@ -9,8 +9,9 @@ join.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 
 from .model import Paper
@@ -33,7 +34,7 @@ class AuthorEntry:
 
     key: str
     name: str
-    positions: list[int] = field(default_factory=list)
+    positions: MutableSequence[int] = field(default_factory=lambda: array("i"))  # 4 bytes a paper
     spellings: Counter = field(default_factory=Counter)
     source: Sequence[Paper] = field(default_factory=list, repr=False, compare=False)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -88,11 +89,11 @@ class WebContext:
         Returns:
             The table, rows in ``atlas.papers`` order.
         """
-        years: list[int | None] = []
+        years = array("d")  # NaN: no year
 
         def each():  # one pass over the papers (a large atlas reads them from the file)
             for p in self.atlas.papers:
-                years.append(p.year)
+                years.append(float("nan") if p.year is None else p.year)
                 yield self.facets_for(p)
 
         table = FacetTable(each(), years, pause)

@@ -8,6 +8,7 @@ code links and institutions. Read from one :class:`~paperatlas.facets.PaperFacet
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -77,15 +78,11 @@ class FacetTable:
     def __init__(self, facets: Iterable[PaperFacets], years: Iterable[int | None] | None = None,
                  pause: Callable[[], None] | None = None):
         status, decision, inst = _Codes(), _Codes(), _Codes()
-        st: list[int] = []
-        de: list[int] = []
-        rm: list[float] = []
-        rs: list[float] = []
-        cm: list[float] = []
-        ci: list[float] = []
-        code: list[bool] = []
-        ptr = [0]
-        ic: list[int] = []
+        # typed arrays, not lists: a list of 1M floats holds 1M float objects (24 MB more per column)
+        st, de, ic = array("i"), array("i"), array("i")
+        rm, rs, cm, ci = array("d"), array("d"), array("d"), array("d")
+        code = array("b")
+        ptr = array("q", [0])
         nan = float("nan")
         for i, f in enumerate(facets):
             if pause is not None and i % PAUSE_EVERY == 0:
@@ -99,16 +96,16 @@ class FacetTable:
             code.append(bool(f.has_code))
             ic.extend(inst.of(x) for x in f.institutions)
             ptr.append(len(ic))
-        self.status, self.status_names = np.array(st, dtype=np.int32), status.names
-        self.decision, self.decision_names = np.array(de, dtype=np.int32), decision.names
-        self.rating_mean = np.array(rm, dtype=np.float64)
-        self.rating_spread = np.array(rs, dtype=np.float64)
-        self.confidence_mean = np.array(cm, dtype=np.float64)
-        self.citations = np.array(ci, dtype=np.float64)
-        self.has_code = np.array(code, dtype=bool)
+        self.status, self.status_names = np.frombuffer(st, dtype=np.int32).copy(), status.names
+        self.decision, self.decision_names = np.frombuffer(de, dtype=np.int32).copy(), decision.names
+        self.rating_mean = np.frombuffer(rm, dtype=np.float64).copy()
+        self.rating_spread = np.frombuffer(rs, dtype=np.float64).copy()
+        self.confidence_mean = np.frombuffer(cm, dtype=np.float64).copy()
+        self.citations = np.frombuffer(ci, dtype=np.float64).copy()
+        self.has_code = np.frombuffer(code, dtype=np.int8).astype(bool)
         #: papers ``i``'s institutions are ``institution[institution_ptr[i]:institution_ptr[i + 1]]``
-        self.institution_ptr = np.array(ptr, dtype=np.int64)
-        self.institution = np.array(ic, dtype=np.int32)
+        self.institution_ptr = np.frombuffer(ptr, dtype=np.int64).copy()
+        self.institution = np.frombuffer(ic, dtype=np.int32).copy()
         self.institution_names = inst.names
         #: ``(n,)`` float64, each paper's year, NaN when unknown (for sorting by year)
         self.year = np.full(len(st), np.nan) if years is None else \
