@@ -16,7 +16,6 @@ import pytest
 
 from paperatlas import readinglist
 from paperatlas.store import Atlas, lazy
-from paperatlas.store import sqlite as store_sqlite
 from paperatlas.store.check import DamagedAtlas
 from paperatlas.web import create_app
 
@@ -67,7 +66,7 @@ def test_the_web_app_answers_alike_on_a_lazy_atlas(sample_atlas, tmp_path, monke
     for lazy_min in (10**9, 0):
         monkeypatch.setattr(lazy, "LAZY_MIN_PAPERS", lazy_min)
         # the large atlas also reads its stored TF-IDF piece by piece into a buffer, as at 1M papers
-        monkeypatch.setattr(store_sqlite, "BLOB_CHUNK", 10**9 if lazy_min else 1000)
+        monkeypatch.setattr(lazy, "BLOB_CHUNK", 10**9 if lazy_min else 1000)
         app = create_app(db, preload_model=False)
         assert app.extensions["paperatlas"].atlas.lazy == (lazy_min == 0)
         client = app.test_client()

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..model import Paper
 from .check import CellError, Damage, DamagedAtlas, validate_row
-from .embeddings import check_vectors
+from .embeddings import check_vectors, model_dim
 
 #: An atlas of at least this many papers is read lazily (smaller ones load every paper: ~9 KB of memory a paper).
 LAZY_MIN_PAPERS = 200_000
@@ -241,7 +241,7 @@ def read_order(con: sqlite3.Connection, path) -> tuple[np.ndarray, list[str], di
     return np.array(rowids, dtype=np.int64), ids, position
 
 
-def read_vectors(con: sqlite3.Connection, ids: list[str], position: dict[str, int], dim: int | None
+def read_vectors(con: sqlite3.Connection, ids: list[str], position: dict[str, int]
                  ) -> tuple[list[str], np.ndarray, str]:
     """The embeddings of a large atlas as one matrix, in the papers' stored order, read in chunks.
 
@@ -252,7 +252,6 @@ def read_vectors(con: sqlite3.Connection, ids: list[str], position: dict[str, in
         con: The atlas's connection.
         ids: The paper ids in stored order (:func:`read_order`).
         position: ``paper id -> position`` in ``ids``; embeddings of other ids are left out.
-        dim: The model's known dimension (:func:`~paperatlas.store.embeddings.model_dim`), or None.
 
     Returns:
         ``(ids with a vector, vectors, model)``: the ids in stored order, ``(len(those ids), dim)`` float32 (as
@@ -264,6 +263,7 @@ def read_vectors(con: sqlite3.Connection, ids: list[str], position: dict[str, in
     model_row = con.execute("SELECT model FROM embeddings LIMIT 1").fetchone()
     if model_row is None:
         return [], np.zeros((0, 0), np.float32), ""
+    dim = model_dim(model_row[0])
     has = np.zeros(len(ids), dtype=bool)
     matrix: np.ndarray | None = None
     cur = con.execute("SELECT rowid, paper_id, vector FROM embeddings")
@@ -325,3 +325,61 @@ def _read(papers: Sequence[Paper], positions: np.ndarray) -> list[Paper]:
     if isinstance(papers, StoredPapers):
         return papers.read(positions.tolist())
     return [papers[i] for i in positions.tolist()]
+
+
+#: bytes read at a time from a large stored model (:meth:`paperatlas.store.Atlas.stored_model` with ``buffer``)
+BLOB_CHUNK = 16 * 2**20
+
+
+def model_reader(con: sqlite3.Connection, name: str) -> BlobReader | None:
+    """A :class:`BlobReader` of the stored model ``name``, or None when there is none (or it is not a BLOB)."""
+    try:
+        head = con.execute("SELECT rowid, typeof(blob), length(blob) FROM models WHERE name = ?", (name,)).fetchone()
+    except sqlite3.OperationalError:  # an atlas made before the models table
+        return None
+    return BlobReader(con, head[0], head[2]) if head is not None and head[1] == "blob" else None
+
+
+class BlobReader:
+    """Parts of one stored model (``models.blob`` of one row), read from the file when asked for; thread-safe.
+
+    Args:
+        con: The atlas's read-only connection.
+        rowid: The ``models`` row.
+        size: The blob's length in bytes.
+    """
+
+    def __init__(self, con: sqlite3.Connection, rowid: int, size: int):
+        self.size = size
+        self._blob = con.blobopen("models", "blob", rowid, readonly=True)
+        self._lock = threading.Lock()
+
+    def read(self, offset: int, n: int) -> bytes:
+        """``n`` bytes from ``offset`` (fewer at the end of the blob).
+
+        Raises:
+            ValueError: ``offset`` outside the blob.
+        """
+        if not 0 <= offset <= self.size:
+            raise ValueError(f"offset {offset} outside a blob of {self.size} bytes")
+        with self._lock:
+            self._blob.seek(offset)
+            return self._blob.read(n)
+
+    def read_all(self) -> bytearray:
+        """The whole blob, read :data:`BLOB_CHUNK` bytes at a time into one ``bytearray``, then the handle closed.
+
+        ``SELECT blob`` holds a blob twice while it is read (SQLite's copy and Python's bytes): 674 MB too many for
+        the 1M-paper TF-IDF.
+        """
+        out = bytearray(self.size)
+        view = memoryview(out)
+        for at in range(0, self.size, BLOB_CHUNK):
+            view[at:at + BLOB_CHUNK] = self.read(at, BLOB_CHUNK)
+        self.close()
+        return out
+
+    def close(self) -> None:
+        """Close the blob handle."""
+        with self._lock:
+            self._blob.close()

@@ -269,20 +269,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: bytes read at a time from a large stored model (:meth:`Atlas.stored_model` with ``buffer``)
-BLOB_CHUNK = 16 * 2**20
-
-
-def _read_blob(con: sqlite3.Connection, rowid: int, size: int) -> bytearray:
-    """The ``models.blob`` of row ``rowid`` (``size`` bytes), read :data:`BLOB_CHUNK` bytes at a time."""
-    out = bytearray(size)
-    view = memoryview(out)
-    with con.blobopen("models", "blob", rowid, readonly=True) as blob:
-        for at in range(0, size, BLOB_CHUNK):
-            view[at:at + BLOB_CHUNK] = blob.read(BLOB_CHUNK)
-    return out
-
-
 class Atlas:
     """Read-only view of an atlas file, loaded into memory for querying.
 
@@ -384,19 +370,15 @@ class Atlas:
     def _load_lazy(self) -> None:
         """The ids and vectors of a large atlas; its papers read on demand (:mod:`.lazy`)."""
         rowids, self.paper_ids, position = lazy.read_order(self.con, self.path)
-        self._read_lock = threading.Lock()
-        self.papers = lazy.StoredPapers(self.con, rowids, row_to_paper, self._read_lock, self.path)
+        self.papers = lazy.StoredPapers(self.con, rowids, row_to_paper, threading.Lock(), self.path)
         self.by_id = lazy.StoredPapersById(self.papers, position)
-        model = self.con.execute("SELECT model FROM embeddings LIMIT 1").fetchone()
-        self.ids, self.vectors, self.embed_model = lazy.read_vectors(
-            self.con, self.paper_ids, position, model_dim(model[0]) if model else None)
+        self.ids, self.vectors, self.embed_model = lazy.read_vectors(self.con, self.paper_ids, position)
         self.row_of = position if self.ids is self.paper_ids else {pid: i for i, pid in enumerate(self.ids)}
 
     def fields(self, *names: str) -> Iterator[tuple]:
         """Some fields of every paper, in ``papers`` order, as tuples (``fields("status", "topic_id")``).
 
-        Read from the file in chunks when the atlas is :attr:`lazy` (:meth:`.lazy.StoredPapers.fields`, a few µs
-        a paper, none kept), else from the papers in memory.
+        Read in chunks when the atlas is :attr:`lazy` (:meth:`.lazy.StoredPapers.fields`), else from memory.
 
         Args:
             names: :class:`~paperatlas.model.Paper` fields stored as columns (JSON ones decoded as lists/dicts).
@@ -456,9 +438,8 @@ class Atlas:
 
         Args:
             name: The blob's name.
-            buffer: A blob of more than :data:`BLOB_CHUNK` bytes may be returned as a ``bytearray`` read piece by
-                piece (SQLite's incremental blob I/O): ``SELECT blob`` holds it twice while it is read (SQLite's
-                copy and Python's), 674 MB too many for the 1M-paper TF-IDF. For loaders that take any buffer.
+            buffer: A large blob may come as a ``bytearray`` (:meth:`.lazy.BlobReader.read_all`: read piece by piece,
+                held once), for loaders that take any buffer.
 
         Returns:
             The bytes (checked by their loader), or None when there is none.
@@ -467,10 +448,8 @@ class Atlas:
             paperatlas.store.check.DamagedAtlas: The stored value is not a BLOB (text, a number).
         """
         try:
-            head = self.con.execute("SELECT rowid, typeof(blob), length(blob) FROM models WHERE name = ?",
-                                    (name,)).fetchone()
-            if buffer and head is not None and head[1] == "blob" and head[2] > BLOB_CHUNK:
-                return _read_blob(self.con, head[0], head[2])
+            if buffer and (reader := lazy.model_reader(self.con, name)) and reader.size > lazy.BLOB_CHUNK:
+                return reader.read_all()
             row = self.con.execute("SELECT rowid, name, blob FROM models WHERE name = ?", (name,)).fetchone()
         except sqlite3.OperationalError:  # an atlas made before the models table
             return None
@@ -480,6 +459,10 @@ class Atlas:
             return dict(validate_row("models", row, ["blob"], row[0]))["blob"]
         except CellError as e:
             raise damaged(self.con, e.damage) from None
+
+    def model_reader(self, name: str) -> lazy.BlobReader | None:
+        """Parts of the stored model ``name`` read on demand (:class:`.lazy.BlobReader`), or None when not stored."""
+        return lazy.model_reader(self.con, name)
 
     def close(self) -> None:
         """Close the underlying connection, and the derived values that have a ``close()`` (their own ones)."""
