@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from paperatlas import readinglist
+from paperatlas.enrich.lexical import StoredRows
+from paperatlas.search.representation import lexical_rows
 from paperatlas.store import Atlas, lazy
 from paperatlas.store.check import DamagedAtlas
 from paperatlas.web import create_app
@@ -41,6 +43,11 @@ def test_a_lazy_atlas_reads_the_same_papers_and_vectors(sample_atlas, monkeypatc
     for i in range(len(big.papers)):  # read one by one: at most CACHE_SIZE of them stay in memory
         big.papers[i]
     assert len(big.papers._kept) == 5
+    rows, _ = lexical_rows(big)  # related papers read the stored TF-IDF row by row, the same rows
+    want, _ = lexical_rows(eager)
+    assert isinstance(rows, StoredRows) and not isinstance(want, StoredRows)
+    for i in (0, 17, len(eager.ids) - 1):
+        assert np.array_equal(rows[i].indices, want[i].indices) and np.array_equal(rows[i].data, want[i].data)
     with pytest.raises(IndexError, match="out of range"):
         big.papers[len(eager.papers)]
     with pytest.raises(TypeError, match="by_id"):

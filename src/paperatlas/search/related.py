@@ -29,13 +29,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..enrich.lexical import StoredRows
 from ..model import Paper
 from ..store import Atlas
 from ..text import word_tokens
 from ..vocab import BROAD, GENERIC, STOP, norm_word, phrase_key
 from .ann import top_k
 from .neighbours import neighbour_index
-from .representation import lexical_matrix, paper_vectors
+from .representation import lexical_rows, paper_vectors
 
 #: nearest papers by the representation that the other signals re-rank
 POOL = 100
@@ -213,23 +214,30 @@ def _row_dots(m, rows: np.ndarray, me: int) -> np.ndarray:
     Gathered from the CSR arrays directly (each entry of the pool's rows looked up among ``me``'s columns):
     ``m[rows] @ m[me].T`` through scipy cost ~0.3 ms a request in index checks for 100 rows of ~100 entries.
     """
-    indptr, indices, data = m.indptr, m.indices, m.data
     out = np.zeros(len(rows), dtype=np.float64)
-    lo, hi = indptr[me], indptr[me + 1]
-    if lo == hi:
+    mine = m[me] if isinstance(m, StoredRows) else None
+    indptr = m.indptr
+    if indptr[me] == indptr[me + 1]:
         return out
-    order = np.argsort(indices[lo:hi], kind="stable")
-    mine_cols, mine_vals = indices[lo:hi][order], data[lo:hi][order].astype(np.float64)
-    starts = indptr[rows]
-    lengths = indptr[rows + 1] - starts
+    if mine is not None:  # a lazy atlas's stored TF-IDF: the rows read from the file
+        order = np.argsort(mine.indices, kind="stable")
+        mine_cols, mine_vals = mine.indices[order], mine.data[order].astype(np.float64)
+        cols, data_at, lengths = m.gather(rows)
+    else:
+        indices, data, lo, hi = m.indices, m.data, indptr[me], indptr[me + 1]
+        order = np.argsort(indices[lo:hi], kind="stable")
+        mine_cols, mine_vals = indices[lo:hi][order], data[lo:hi][order].astype(np.float64)
+        starts = indptr[rows]
+        lengths = indptr[rows + 1] - starts
     total = int(lengths.sum())
     if not total:
         return out
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    at = np.repeat(starts - offsets, lengths) + np.arange(total)
-    cols = indices[at]
+    if mine is None:
+        at = np.repeat(starts - offsets, lengths) + np.arange(total)
+        cols, data_at = indices[at], data[at]
     pos = np.minimum(np.searchsorted(mine_cols, cols), len(mine_cols) - 1)
-    prod = np.where(mine_cols[pos] == cols, mine_vals[pos] * data[at], 0.0)
+    prod = np.where(mine_cols[pos] == cols, mine_vals[pos] * data_at, 0.0)
     nonempty = lengths > 0
     out[nonempty] = np.add.reduceat(prod, offsets[nonempty])
     return out
@@ -349,7 +357,7 @@ def related(atlas: Atlas, paper: Paper, k: int = 10) -> list[Related]:
         return []
     vectors = paper_vectors(atlas)
     cos = vectors[rows] @ vectors[me]
-    x, terms = lexical_matrix(atlas)
+    x, terms = lexical_rows(atlas)
     has_lex = x.shape[0] == len(atlas.ids) and x.shape[1] > 0
     lex = _row_dots(x, rows, me) if has_lex else np.zeros(len(rows))
     phrases, authors = _keys(atlas)
@@ -375,6 +383,6 @@ def warm_related(atlas: Atlas) -> None:
     """
     if len(atlas.ids):
         neighbour_index(atlas)
-        lexical_matrix(atlas)
+        lexical_rows(atlas)
         _keys(atlas)
         _df(atlas)

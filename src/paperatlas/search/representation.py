@@ -21,6 +21,7 @@ import importlib.util
 import json
 import math
 import re
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -264,3 +265,40 @@ def lexical_matrix(atlas: Atlas):
         return lexical.lexical_index(texts_now)
 
     return atlas.derived(LEXICAL, make)
+
+
+def lexical_rows(atlas: Atlas):
+    """The TF-IDF rows related papers read: :func:`lexical_matrix`, or for a lazy atlas its stored rows.
+
+    A lazy atlas (:attr:`paperatlas.store.Atlas.lazy`, from 200,000 papers) reads each row from the file when asked
+    for (:class:`paperatlas.enrich.lexical.StoredRows`: 674 MB not held at 1M papers), when the stored index was made
+    from the papers' texts as they are; otherwise the whole matrix is loaded (or fitted) as for a small atlas.
+
+    Args:
+        atlas: the atlas.
+
+    Returns:
+        ``(rows, terms)``: a CSR matrix or a :class:`~paperatlas.enrich.lexical.StoredRows` of ``len(atlas.ids)``
+        rows (``rows[i].indices``, ``rows[i].data``), and the ``(vocab,)`` terms.
+    """
+    if not atlas.lazy:
+        return lexical_matrix(atlas)
+
+    def make():
+        reader = atlas.model_reader(lexical.NAME)
+        if reader is not None:
+            try:
+                rows = lexical.StoredRows(reader.read)
+            except (ValueError, KeyError, TypeError, struct.error, json.JSONDecodeError):
+                rows = None
+            row_of = atlas.row_of
+            texts = (lexical.lexical_text(title, abstract, digest, tldr)
+                     for pid, title, abstract, digest, tldr in atlas.fields("id", "title", "abstract", "digest",
+                                                                            "tldr") if pid in row_of)
+            if rows is not None and rows.shape[0] == len(atlas.ids) \
+                    and rows.digest == lexical.texts_digest(atlas.ids, texts):
+                return rows, rows.terms
+            reader.close()
+        return lexical_matrix(atlas)
+
+    return atlas.derived("lexical rows", make)

@@ -135,7 +135,7 @@ def _start_warm_up(app: Flask, atlas: Atlas, ctx: WebContext, preload_model: boo
             warm_up(atlas, yield_to_requests)  # search: index arrays, spelling vocabulary, common words' postings
             if not preload_model:
                 return
-            if atlas.ids:
+            if atlas.ids and not atlas.lazy:  # a large atlas's TF-IDF (674 MB at 1M) loads with the first "For you"
                 yield_to_requests()
                 from ..recommend import recommender_for
 
