@@ -258,19 +258,21 @@ class StoredRows:
     (8 bytes a row) and the terms are kept; a row's ``indices`` and ``data`` are two reads of the stored blob.
 
     Args:
-        read: ``(offset, n) -> bytes`` of the stored blob (:meth:`paperatlas.store.lazy.BlobReader.read`).
+        reader: the stored blob (:class:`paperatlas.store.lazy.BlobReader`: ``read(offset, n)`` and ``session()``,
+            one handle for several reads, closed after them).
 
     Raises:
         ValueError: The blob is not an index of this :data:`VERSION` (the caller then loads or fits the whole).
     """
 
-    def __init__(self, read: Callable[[int, int], bytes]):
+    def __init__(self, reader):
+        read = reader.read
         (n_head,) = struct.unpack("<Q", read(0, 8))
         header = json.loads(read(8, n_head))
         meta = header.get("__metadata__") or {}
         if meta.get("version") != VERSION or any(k not in header for k in ("data", "indices", "indptr", "terms")):
             raise ValueError("not a stored TF-IDF index of this version")
-        self._read, base = read, 8 + n_head
+        self._reader, base = reader, 8 + n_head
         self.shape = tuple(int(v) for v in json.loads(meta["shape"]))
         self._at = {k: base + int(header[k]["data_offsets"][0]) for k in ("data", "indices")}
         b, e = (int(x) for x in header["indptr"]["data_offsets"])
@@ -285,14 +287,19 @@ class StoredRows:
 
     def __getitem__(self, row: int) -> SimpleNamespace:
         """Row ``row`` as ``.indices`` ``(k,)`` int32 (ascending columns) and ``.data`` ``(k,)`` float32."""
+        with self._reader.session() as read:
+            return self._row(read, row)
+
+    def _row(self, read: Callable[[int, int], bytes], row: int) -> SimpleNamespace:
         lo, hi = int(self.indptr[row]), int(self.indptr[row + 1])
         return SimpleNamespace(
-            indices=np.frombuffer(self._read(self._at["indices"] + 4 * lo, 4 * (hi - lo)), dtype=np.int32),
-            data=np.frombuffer(self._read(self._at["data"] + 4 * lo, 4 * (hi - lo)), dtype=np.float32))
+            indices=np.frombuffer(read(self._at["indices"] + 4 * lo, 4 * (hi - lo)), dtype=np.int32),
+            data=np.frombuffer(read(self._at["data"] + 4 * lo, 4 * (hi - lo)), dtype=np.float32))
 
     def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(indices, data, lengths)`` of ``rows`` one after the other (``lengths[i]`` entries for ``rows[i]``)."""
-        parts = [self[int(r)] for r in rows]
+        with self._reader.session() as read:
+            parts = [self._row(read, int(r)) for r in rows]
         lengths = np.array([len(p.indices) for p in parts], dtype=np.int64)
         if not parts:
             return np.zeros(0, np.int32), np.zeros(0, np.float32), lengths

@@ -288,7 +288,7 @@ def lexical_rows(atlas: Atlas):
         reader = atlas.model_reader(lexical.NAME)
         if reader is not None:
             try:
-                rows = lexical.StoredRows(reader.read)
+                rows = lexical.StoredRows(reader)
             except (ValueError, KeyError, TypeError, struct.error, json.JSONDecodeError):
                 rows = None
             row_of = atlas.row_of
@@ -298,7 +298,6 @@ def lexical_rows(atlas: Atlas):
             if rows is not None and rows.shape[0] == len(atlas.ids) \
                     and rows.digest == lexical.texts_digest(atlas.ids, texts):
                 return rows, rows.terms
-            reader.close()
         return lexical_matrix(atlas)
 
     return atlas.derived("lexical rows", make)

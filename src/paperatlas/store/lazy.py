@@ -18,6 +18,7 @@ renamed over it) under one lock: two threads stepping the same cached statement 
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -343,6 +344,10 @@ def model_reader(con: sqlite3.Connection, name: str) -> BlobReader | None:
 class BlobReader:
     """Parts of one stored model (``models.blob`` of one row), read from the file when asked for; thread-safe.
 
+    Each :meth:`read` (or :meth:`session`) opens SQLite's blob handle and closes it again: an open handle is a read
+    transaction, which would make every write to the atlas (a like, a note: another connection) wait and fail with
+    "database is locked" for as long as it stayed open.
+
     Args:
         con: The atlas's read-only connection.
         rowid: The ``models`` row.
@@ -351,8 +356,24 @@ class BlobReader:
 
     def __init__(self, con: sqlite3.Connection, rowid: int, size: int):
         self.size = size
-        self._blob = con.blobopen("models", "blob", rowid, readonly=True)
+        self._con, self._rowid = con, rowid
         self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Callable[[int, int], bytes]]:
+        """One open handle for several reads: yields ``read(offset, n) -> bytes``.
+
+        Raises:
+            ValueError: An offset outside the blob.
+        """
+        with self._lock, self._con.blobopen("models", "blob", self._rowid, readonly=True) as blob:
+            def read(offset: int, n: int) -> bytes:
+                if not 0 <= offset <= self.size:
+                    raise ValueError(f"offset {offset} outside a blob of {self.size} bytes")
+                blob.seek(offset)
+                return blob.read(n)
+
+            yield read
 
     def read(self, offset: int, n: int) -> bytes:
         """``n`` bytes from ``offset`` (fewer at the end of the blob).
@@ -360,26 +381,18 @@ class BlobReader:
         Raises:
             ValueError: ``offset`` outside the blob.
         """
-        if not 0 <= offset <= self.size:
-            raise ValueError(f"offset {offset} outside a blob of {self.size} bytes")
-        with self._lock:
-            self._blob.seek(offset)
-            return self._blob.read(n)
+        with self.session() as read:
+            return read(offset, n)
 
     def read_all(self) -> bytearray:
-        """The whole blob, read :data:`BLOB_CHUNK` bytes at a time into one ``bytearray``, then the handle closed.
+        """The whole blob, read :data:`BLOB_CHUNK` bytes at a time into one ``bytearray``.
 
         ``SELECT blob`` holds a blob twice while it is read (SQLite's copy and Python's bytes): 674 MB too many for
         the 1M-paper TF-IDF.
         """
         out = bytearray(self.size)
         view = memoryview(out)
-        for at in range(0, self.size, BLOB_CHUNK):
-            view[at:at + BLOB_CHUNK] = self.read(at, BLOB_CHUNK)
-        self.close()
+        with self.session() as read:
+            for at in range(0, self.size, BLOB_CHUNK):
+                view[at:at + BLOB_CHUNK] = read(at, BLOB_CHUNK)
         return out
-
-    def close(self) -> None:
-        """Close the blob handle."""
-        with self._lock:
-            self._blob.close()
