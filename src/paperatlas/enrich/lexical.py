@@ -258,8 +258,8 @@ class StoredRows:
     (8 bytes a row) and the terms are kept; a row's ``indices`` and ``data`` are two reads of the stored blob.
 
     Args:
-        reader: the stored blob (:class:`paperatlas.store.lazy.BlobReader`: ``read(offset, n)`` and ``session()``,
-            one handle for several reads, closed after them).
+        reader: the stored blob: ``read(offset, n)`` and ``session()`` (several reads), e.g.
+            :class:`paperatlas.store.lazy.SpilledBlob`.
 
     Raises:
         ValueError: The blob is not an index of this :data:`VERSION` (the caller then loads or fits the whole).

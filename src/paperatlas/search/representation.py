@@ -31,6 +31,7 @@ from ..enrich import lexical
 from ..enrich.hierarchy import DENSE_WEIGHT, array_json
 from ..enrich.topics import MODEL_FORMAT, MODEL_VERSION, _safetensors_metadata
 from ..store import Atlas
+from ..store.lazy import SpilledBlob
 
 #: the name of the :meth:`Atlas.derived` value
 DERIVED = "paper representation"
@@ -270,9 +271,10 @@ def lexical_matrix(atlas: Atlas):
 def lexical_rows(atlas: Atlas):
     """The TF-IDF rows related papers read: :func:`lexical_matrix`, or for a lazy atlas its stored rows.
 
-    A lazy atlas (:attr:`paperatlas.store.Atlas.lazy`, from 200,000 papers) reads each row from the file when asked
-    for (:class:`paperatlas.enrich.lexical.StoredRows`: 674 MB not held at 1M papers), when the stored index was made
-    from the papers' texts as they are; otherwise the whole matrix is loaded (or fitted) as for a small atlas.
+    A lazy atlas (:attr:`paperatlas.store.Atlas.lazy`, from 200,000 papers) reads each row when asked for
+    (:class:`paperatlas.enrich.lexical.StoredRows`) from a temporary copy of the stored index
+    (:class:`paperatlas.store.lazy.SpilledBlob`: 674 MB not held in memory at 1M papers), when the stored index was
+    made from the papers' texts as they are; otherwise the whole matrix is loaded (or fitted) as for a small atlas.
 
     Args:
         atlas: the atlas.
@@ -288,7 +290,7 @@ def lexical_rows(atlas: Atlas):
         reader = atlas.model_reader(lexical.NAME)
         if reader is not None:
             try:
-                rows = lexical.StoredRows(reader)
+                rows = lexical.StoredRows(SpilledBlob(reader))
             except (ValueError, KeyError, TypeError, struct.error, json.JSONDecodeError):
                 rows = None
             row_of = atlas.row_of
