@@ -34,8 +34,8 @@ from .embeddings import check_vectors, model_dim
 
 #: An atlas of at least this many papers is read lazily (smaller ones load every paper: ~9 KB of memory a paper).
 LAZY_MIN_PAPERS = 200_000
-#: Papers kept after they were read (least recently read dropped first; ~9 KB each): pages of results, neighbourhoods.
-CACHE_SIZE = 4_096
+#: Papers kept after they were read (least recently read dropped first; ~9 KB each): a few pages and neighbourhoods.
+CACHE_SIZE = 1_024
 #: Rows read per statement while iterating.
 CHUNK = 2_000
 

@@ -40,7 +40,7 @@ from . import (
     topic_edit_views,
     trends_views,
 )
-from .busy import fast_switching, one_blas_thread, request_gate
+from .busy import fast_switching, give_back_memory, one_blas_thread, request_gate
 from .context import MAX_K, PAGE_SIZE, WebContext
 from .search_views import FacetFilters
 from .security import LOOPBACK_HOSTS, install
@@ -149,6 +149,7 @@ def _start_warm_up(app: Flask, atlas: Atlas, ctx: WebContext, preload_model: boo
             # the facet panel's counts from columns (search_views.facet_counts)
             ctx.make_facet_table(yield_to_requests)
             atlas_authors(atlas, yield_to_requests)
+            give_back_memory()  # what the warm-up made and dropped
             gc.freeze()  # what is loaded now lives as long as the app: no full collection walks it again
 
     if preload_model:  # serving: the atlas lives as long as the process (tests make many apps: nothing frozen)
