@@ -233,6 +233,17 @@ def dense_query(q: np.ndarray, dim: int) -> np.ndarray:
     return np.concatenate([q, np.zeros(dim - len(q), dtype=np.float32)])
 
 
+def _row_texts(atlas: Atlas):
+    """The text (:func:`lexical.lexical_text`) of each ``atlas.ids`` row, in order, read one paper at a time.
+
+    A list of them is 1.5 GB at 1M papers; a stored index is checked against their digest as they stream by.
+    """
+    row_of = atlas.row_of
+    return (lexical.lexical_text(title, abstract, digest, tldr)
+            for pid, title, abstract, digest, tldr in atlas.fields("id", "title", "abstract", "digest", "tldr")
+            if pid in row_of)
+
+
 def lexical_matrix(atlas: Atlas):
     """The atlas's TF-IDF matrix, one row per ``atlas.ids`` (loaded once per atlas object; the lexical signal).
 
@@ -247,18 +258,11 @@ def lexical_matrix(atlas: Atlas):
         bigrams, sublinear tf, :func:`paperatlas.enrich.topics.tfidf_vectorizer`) and the ``(vocab,)`` terms.
     """
 
-    def texts():
-        """The text of each ``atlas.ids`` row, read one paper at a time (a list of them is 1.5 GB at 1M papers)."""
-        row_of = atlas.row_of
-        return (lexical.lexical_text(title, abstract, digest, tldr)
-                for pid, title, abstract, digest, tldr in atlas.fields("id", "title", "abstract", "digest", "tldr")
-                if pid in row_of)
-
     def make():
-        stored = lexical.loads(atlas.stored_model(lexical.NAME, buffer=True), atlas.ids, texts())  # made by the build
-        if stored is not None:
+        stored = lexical.loads(atlas.stored_model(lexical.NAME, buffer=True), atlas.ids, _row_texts(atlas))
+        if stored is not None:  # made by the build
             return stored
-        texts_now = list(texts())
+        texts_now = list(_row_texts(atlas))
         if not texts_now:
             import scipy.sparse as sp
 
@@ -289,16 +293,13 @@ def lexical_rows(atlas: Atlas):
     def make():
         reader = atlas.model_reader(lexical.NAME)
         if reader is not None:
-            try:
-                rows = lexical.StoredRows(SpilledBlob(reader))
+            try:  # the header, by short reads of the stored blob
+                rows = lexical.StoredRows(reader)
             except (ValueError, KeyError, TypeError, struct.error, json.JSONDecodeError):
                 rows = None
-            row_of = atlas.row_of
-            texts = (lexical.lexical_text(title, abstract, digest, tldr)
-                     for pid, title, abstract, digest, tldr in atlas.fields("id", "title", "abstract", "digest",
-                                                                            "tldr") if pid in row_of)
             if rows is not None and rows.shape[0] == len(atlas.ids) \
-                    and rows.digest == lexical.texts_digest(atlas.ids, texts):
+                    and rows.digest == lexical.texts_digest(atlas.ids, _row_texts(atlas)):
+                rows = lexical.StoredRows(SpilledBlob(reader))  # copied only once it is known to fit
                 return rows, rows.terms
         return lexical_matrix(atlas)
 

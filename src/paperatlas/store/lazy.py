@@ -144,16 +144,25 @@ class StoredPapers(Sequence):
 
     def __iter__(self) -> Iterator[Paper]:
         """Every paper in stored order, read :data:`CHUNK` rows at a time (none kept unless already kept)."""
-        n = len(self)
-        for start in range(0, n, CHUNK):
-            lo, hi = int(self.rowids[start]), int(self.rowids[min(start + CHUNK, n) - 1])
+        for start, rows in self._chunks("*"):
             with self._lock:
-                rows = self._con.execute("SELECT rowid AS _rowid, * FROM papers WHERE rowid BETWEEN ? AND ? "
-                                         "ORDER BY rowid", (lo, hi)).fetchall()
                 kept = dict(self._kept)
             for r in rows:
                 i = start + int(np.searchsorted(self.rowids[start:start + CHUNK], r["_rowid"]))
                 yield kept.get(i) or self._paper(r)
+
+    def _chunks(self, cols: str) -> Iterator[tuple[int, list[sqlite3.Row]]]:
+        """``(position of the first, rows)`` of every :data:`CHUNK` papers in stored order, one statement each.
+
+        Each row holds ``rowid AS _rowid`` and ``cols`` (SQL, not user input); no statement stays open between chunks.
+        """
+        n = len(self)
+        for start in range(0, n, CHUNK):
+            lo, hi = int(self.rowids[start]), int(self.rowids[min(start + CHUNK, n) - 1])
+            with self._lock:
+                rows = self._con.execute(f"SELECT rowid AS _rowid, {cols} FROM papers "
+                                         "WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi)).fetchall()
+            yield start, rows  # the lock is not held while the caller reads the chunk
 
     def __contains__(self, p) -> bool:
         raise TypeError("`paper in atlas.papers` would read every paper: test `paper.id in atlas.by_id`")
@@ -173,13 +182,7 @@ class StoredPapers(Sequence):
         Raises:
             paperatlas.store.check.DamagedAtlas: A damaged value (named by file, column and paper).
         """
-        cols = ", ".join(names)
-        n = len(self)
-        for start in range(0, n, CHUNK):
-            lo, hi = int(self.rowids[start]), int(self.rowids[min(start + CHUNK, n) - 1])
-            with self._lock:
-                rows = self._con.execute(f"SELECT rowid AS _rowid, id, {cols} FROM papers "
-                                         "WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (lo, hi)).fetchall()
+        for _, rows in self._chunks(", ".join(["id", *names])):
             for r in rows:
                 try:
                     d = dict(validate_row("papers", r, list(names), r["_rowid"]))
@@ -226,7 +229,7 @@ class StoredPapersById(Mapping):
         return ((p.id, p) for p in self._papers)
 
 
-def read_order(con: sqlite3.Connection, path) -> tuple[np.ndarray, list[str], dict[str, int]]:
+def read_order(con: sqlite3.Connection) -> tuple[np.ndarray, list[str], dict[str, int]]:
     """The stored order of a large atlas's papers: rowids, ids and each id's position.
 
     Raises:
@@ -394,10 +397,15 @@ class BlobReader:
         """
         out = bytearray(self.size)
         view = memoryview(out)
+        for at, piece in self.chunks():
+            view[at:at + len(piece)] = piece
+        return out
+
+    def chunks(self) -> Iterator[tuple[int, bytes]]:
+        """``(offset, bytes)`` of the whole blob, :data:`BLOB_CHUNK` bytes at a time, through one handle."""
         with self.session() as read:
             for at in range(0, self.size, BLOB_CHUNK):
-                view[at:at + BLOB_CHUNK] = read(at, BLOB_CHUNK)
-        return out
+                yield at, read(at, BLOB_CHUNK)
 
 
 class SpilledBlob:
@@ -415,9 +423,8 @@ class SpilledBlob:
     def __init__(self, reader: BlobReader):
         self.size = reader.size
         self._file = tempfile.TemporaryFile(prefix="paperatlas-model-")
-        with reader.session() as read:
-            for at in range(0, reader.size, BLOB_CHUNK):
-                self._file.write(read(at, BLOB_CHUNK))
+        for _, piece in reader.chunks():
+            self._file.write(piece)
         self._file.flush()
         self._lock = threading.Lock()  # for platforms without os.pread
 

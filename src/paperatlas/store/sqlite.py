@@ -369,7 +369,7 @@ class Atlas:
 
     def _load_lazy(self) -> None:
         """The ids and vectors of a large atlas; its papers read on demand (:mod:`.lazy`)."""
-        rowids, self.paper_ids, position = lazy.read_order(self.con, self.path)
+        rowids, self.paper_ids, position = lazy.read_order(self.con)
         self.papers = lazy.StoredPapers(self.con, rowids, row_to_paper, threading.Lock(), self.path)
         self.by_id = lazy.StoredPapersById(self.papers, position)
         self.ids, self.vectors, self.embed_model = lazy.read_vectors(self.con, self.paper_ids, position)
