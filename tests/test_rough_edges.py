@@ -275,3 +275,21 @@ def test_the_paper_page_and_search_results_show_a_title_without_its_dollars(samp
     assert "title = {Temporally-Extended $\\epsilon$-Greedy Exploration}" in paper
     found = client.get("/?q=greedy+exploration").get_data(as_text=True)
     assert ">Temporally-Extended ε-Greedy Exploration</a>" in found and "$\\epsilon$-Greedy" not in found
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_and_exits_cleanly(sample_atlas):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = subprocess.run([sys.executable, "-m", "paperatlas.cli", "serve", "--db", str(sample_atlas),
+                              "--port", str(port)], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "TQDM_DISABLE": "1"})
+    assert res.returncode == 1, res.stderr  # not 134: the warm-up thread had not been started
+    assert f"Error: cannot listen on 127.0.0.1 port {port}" in res.stderr
+    assert "terminate called" not in res.stderr

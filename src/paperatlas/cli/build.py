@@ -262,13 +262,15 @@ def serve_command(db, host, port, token=None):
                                        "(or $PAPERATLAS_TOKEN)")
     path = resolve_db(db)
     try:
-        app = create_app(path, allowed_hosts=None if wildcard else (host,), access_token=token or None)
+        app = create_app(path, allowed_hosts=None if wildcard else (host,), access_token=token or None,
+                         warm_up_now=False)
     except (AtlasNotFound, MalformedAtlas) as e:
         raise click.ClickException(str(e)) from e
     try:
         server = make_server(app, host=host, port=port)
     except OSError as e:  # the port is taken, the address is not this machine's
         raise click.ClickException(f"cannot listen on {host} port {port}: {e.strerror or e}") from e
+    app.extensions["paperatlas.warm_up"]()  # once the port is ours (see create_app's warm_up_now)
     shown = f"[{host}]" if ":" in host else host
     port = getattr(server, "effective_port", port)  # --port 0: the free port the system chose
     click.echo(f"Serving {path} at http://{shown}:{port}/{'?token=' + token if token else ''}  (Ctrl+C to stop)")

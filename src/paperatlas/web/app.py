@@ -49,7 +49,7 @@ __all__ = ["MAX_K", "PAGE_SIZE", "STATUSES", "FacetFilters", "create_app", "topi
 
 
 def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS,
-               access_token: str | None = None) -> Flask:
+               access_token: str | None = None, warm_up_now: bool = True) -> Flask:
     """The web app over the atlas at ``db_path`` (opened read-only and loaded into memory once).
 
     Searches made before the query embedding model is ready (or without the model package) use words alone.
@@ -66,6 +66,9 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
             ``::1`` always), against DNS rebinding; None: any (a wildcard bind address, with ``access_token``).
         access_token: When given, every browser session must present it once (``?token=...``) or every request
             send ``Authorization: Bearer ...`` (``serve`` on a non-loopback address requires one).
+        warm_up_now: Start the background thread now. False: ``app.extensions["paperatlas.warm_up"]()`` starts it
+            (``serve`` binds its port first: a process that cannot listen then exits before the thread has loaded
+            ONNX Runtime, which aborted the exit with "terminate called without an active exception").
 
     Returns:
         The Flask application.
@@ -85,7 +88,9 @@ def create_app(db_path: str | Path, preload_model: bool = True, allowed_hosts: I
     app.register_blueprint(Blueprint("mapview", __name__, static_folder=MAP_STATIC_DIR,
                                      static_url_path="/mapview/static"))
 
-    _start_warm_up(app, atlas, ctx, preload_model)
+    app.extensions["paperatlas.warm_up"] = lambda: _start_warm_up(app, atlas, ctx, preload_model)
+    if warm_up_now:
+        app.extensions["paperatlas.warm_up"]()
 
     def map_args(compact: bool) -> dict:
         """Template arguments of ``_map.html`` (the interactive map, drawn by mapview/static/atlasmap.js)."""
