@@ -176,3 +176,23 @@ def test_training_is_deterministic(trainer):
     assert a["weights"] == b["weights"] and a["features"] == b["features"]
     assert a["word_model"] == b["word_model"] and a["metrics"] == b["metrics"]
     assert a["metrics"]["train_selected"]["rouge1"] > 0
+
+
+def test_cue_features_match_searching_every_pattern_on_real_candidates():
+    """The anchor shortcut of the selector's cues finds exactly what searching every cue pattern finds."""
+    from paperatlas.enrich import tldr_selector
+
+    texts = []
+    records = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    papers = _real_papers() + [(r.get("title", ""), abstract_of(r)) for r in records]
+    for _title, abstract in papers:
+        for sentence in split_sentences(abstract):
+            texts.append(sentence)
+            texts += [c[0] for c in tldr.variants(tldr.clean_sentence(sentence))]
+    assert len(texts) > 1000
+    found = 0
+    for text in texts:
+        every = [name for name, rx in tldr_selector._CUE_RES.items() if rx.search(text)]
+        assert tldr_selector.cues(text) == every, text
+        found += bool(every)
+    assert found > len(texts) // 2  # the cues do fire: the comparison is not of empty lists

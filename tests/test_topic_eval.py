@@ -161,7 +161,7 @@ def test_cli_without_bertopic_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr("paperatlas.enrich.embed.get_embedder", lambda *a, **k: FakeEmbedder())
     # the build's 2-D map plays no part in topics or labels: a flat one spares UMAP's compilation (~50 s)
     monkeypatch.setattr("paperatlas.enrich.topics.fit_layout",
-                        lambda x, seed=42, **k: (np.zeros((len(x), 2), dtype=np.float32), None))
+                        lambda x, seed=42, **k: np.zeros((len(x), 2), dtype=np.float32))
     res = CliRunner().invoke(eval_group, ["topics", "--gold", str(AWESOME_FIXTURE), "--seeds", "2",
                                           "--json", str(tmp_path / "rows.json")])
     assert res.exit_code == 0, res.output

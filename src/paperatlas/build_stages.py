@@ -30,6 +30,7 @@ from .enrich import overview as overviews
 from .enrich.embed import Embedder, MiniLMEmbedder, precision_note
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
+from .enrich.layout import warm_up as warm_up_layout
 from .enrich.lexical import lexical_text
 from .enrich.tldr import METHOD as TLDR_METHOD
 from .enrich.topics import MAX_NEW_SHARE
@@ -50,6 +51,10 @@ ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
 #: the per-paper stage's extra row while the embedding child works alone (what needs no vectors is done then)
 PREPARE = "prepare (while embedding)"
+#: below this many papers the per-paper stage compiles UMAP's code while the embedding children work alone
+#: (:func:`paperatlas.enrich.layout.warm_up`, ~4-5 s of one core, shared with them instead of added after them);
+#: from here the ~0.2 GB that compiling holds is kept out of the embedding's peak, and the seconds matter less
+WARM_UP_MAX_PAPERS = 20_000
 
 
 def no_progress(_desc: str, _total: int) -> Callable[[int], None]:
@@ -287,6 +292,16 @@ def _prepare(ctx: BuildContext) -> PreviousBuild:
                           ctx.model_name)
 
 
+def _fits_a_fresh_map(ctx: BuildContext) -> bool:
+    """Whether the topic stage will fit a new map (no usable topic model, or a refit asked) of a small build.
+
+    Small: below :data:`WARM_UP_MAX_PAPERS` papers.
+    """
+    o = ctx.opts
+    return len(ctx.papers) < WARM_UP_MAX_PAPERS and (
+        ctx.prepared.topic_model is None or o.refit_topics or o.n_topics is not None or o.n_areas is not None)
+
+
 def run_per_paper(ctx: BuildContext) -> None:
     """``per-paper``: embeddings, keyphrases and extractive TL;DRs on the engine, batch by batch (a bar counts papers).
 
@@ -301,6 +316,8 @@ def run_per_paper(ctx: BuildContext) -> None:
         if res.waiting and ctx.prepared is None:  # only the embedding child is busy: do what needs no vectors
             t = time.perf_counter()
             ctx.prepared = _prepare(ctx)
+            if _fits_a_fresh_map(ctx):
+                warm_up_layout(ctx.opts.seed)
             report.stage_seconds[PREPARE] = time.perf_counter() - t
         if res.embedded:
             ctx.vectors[res.embedded] = res.vectors

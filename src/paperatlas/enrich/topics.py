@@ -325,7 +325,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
 
 def _fit_map(x: np.ndarray, seed: int) -> np.ndarray:
     """``(n, 2)`` float32: the UMAP map of ``x`` (rows in id order); the fitted UMAP is not kept (~180 MB at 42k)."""
-    xy = fit_layout(x, seed=seed)[0]
+    xy = fit_layout(x, seed=seed, n_jobs=-1)
     trim_heap()
     return xy
 
@@ -436,7 +436,7 @@ def _update(ids, dense, texts, keyphrases, previous: TopicModel, previous_papers
         _, px, py, _ = previous_papers[ids[i]]
         xy[i] = (px, py)
     if new:  # near their most similar earlier papers, by their topic vectors
-        xy[new] = place_new(None, x[new], x[kept], xy[kept])
+        xy[new] = place_new(x[new], x[kept], xy[kept])
     # a sub-topic/area that loses every paper disappears; ids of the others are kept by construction
     leaf_ids = list(previous.leaf_ids)
     area_ids = list(previous.area_ids)
