@@ -16,7 +16,8 @@ per machine and model, and keeps the fastest one that finds the same neighbours:
   is within the timing noise), else fp32.
 * **Parallelism**: the chosen path is timed again with one torch thread. ``cores × one-thread speed`` is what a
   child process per core would reach at best; it is recorded beside the threads' speed, and :attr:`Calibration.
-  parallel` says ``processes`` when that bound beats the threads by :data:`MIN_GAIN`, else ``threads``.
+  parallel` says ``processes`` when that bound is at least :data:`PROCESSES_MIN_SHARE` of the threads' speed, else
+  ``threads``.
 
 The result (:class:`Calibration`, with every figure) is cached as JSON beside the exported query model
 (:func:`calibration_path`, one file per machine and model: CPU model, core count, torch version) and reused by every
@@ -44,14 +45,20 @@ from ..settings import settings
 
 #: a path other than fp32 must keep at least this top-10-neighbour overlap with fp32 (issue 31)
 MIN_OVERLAP = 0.99
-#: a path (or processes over threads) is chosen only when at least this many times as fast (timing noise)
+#: a path other than fp32 is chosen only when at least this many times as fast (timing noise)
 MIN_GAIN = 1.05
+#: a child per core is chosen over one process's threads unless its bound is below this share of the threads' speed:
+#: in a build the children share the cores with the build's own work (keyphrases, TL;DRs), where single-threaded
+#: children lose no more than their share (2 children beside a TL;DR process: 16.4 CPU-s per 600 abstracts each, as
+#: alone) but one process's torch threads wait for each other (~45 % slower at 42k papers); the bare embedding's
+#: own difference is within the timing noise either way (calibrations of one machine: 1.04-1.15x for processes)
+PROCESSES_MIN_SHARE = 0.9
 #: timed passes over the texts per path; the best is kept
 REPEATS = 2
 #: texts embedded per model call, as the build does (:class:`~paperatlas.enrich.embed.MiniLMEmbedder`)
 BATCH_SIZE = 32
 #: version of the cached file's layout; another version is measured again
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2  # 2: processes unless below PROCESSES_MIN_SHARE
 #: nearest neighbours compared per text
 NEIGHBOURS = 10
 #: 1-minute load average per core above which a measurement counts as disturbed (made again when it is quieter)
@@ -258,7 +265,8 @@ def calibrate(encode_with: Callable[[str], Callable[[list[str]], np.ndarray]], m
     finally:
         torch.set_num_threads(threads)
     bound = cores() * cal.one_thread_papers_per_s
-    cal.parallel = "processes" if cores() > 1 and bound >= MIN_GAIN * cal.papers_per_s[cal.chosen] else "threads"
+    cal.parallel = ("processes" if cores() > 1 and bound >= PROCESSES_MIN_SHARE * cal.papers_per_s[cal.chosen]
+                    else "threads")
     cal.seconds = round(time.perf_counter() - start, 2)
     cal.measured_at = time.strftime("%Y-%m-%dT%H:%M:%S")
     return cal
