@@ -72,3 +72,27 @@ def test_another_process_a_shuffled_listing_and_a_noop_rebuild_agree(sample_atla
     db = copy_atlas()
     build([SAMPLE], db, venue="ICLR 2021", year=2021)  # a no-op rebuild moves no paper and changes no label
     assert _state(db) == first
+
+
+def test_the_maps_neighbour_graph_is_exact_and_the_same_bits_on_any_number_of_threads(sample_atlas):
+    """UMAP's neighbour graph below 30,000 papers: the true nearest papers, distances identical however BLAS splits
+    the work (another machine or process draws the same map)."""
+    from paperatlas.enrich.layout import EXACT_KNN_MAX_PAPERS, knn_graph
+    from paperatlas.search.representation import paper_vectors
+    from paperatlas.store import Atlas
+
+    atlas = Atlas(sample_atlas)
+    try:
+        x = np.ascontiguousarray(paper_vectors(atlas), dtype=np.float32)
+    finally:
+        atlas.close()
+    assert len(x) == 60 < EXACT_KNN_MAX_PAPERS
+    one, many = knn_graph(x, 15, n_jobs=1), knn_graph(x, 15, n_jobs=-1)
+    assert np.array_equal(one[0], many[0]) and one[1].tobytes() == many[1].tobytes()
+    idx, dist = one
+    assert (idx[:, 0] == np.arange(60)).all() and np.allclose(dist[:, 0], 0, atol=1e-6)  # each paper first
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    sims = unit @ unit.T
+    for i in range(60):  # the 15 most similar papers, nearest first
+        assert set(idx[i]) == set(np.argsort(-sims[i], kind="stable")[:15])
+        assert np.allclose(dist[i], 1 - sims[i, idx[i]], atol=1e-5) and (np.diff(dist[i]) >= 0).all()
