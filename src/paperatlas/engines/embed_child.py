@@ -23,6 +23,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -88,6 +89,10 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(texts, dict):  # a setting, not texts: no answer
             if texts.get("mmap_threshold"):
                 set_mmap_threshold(int(texts["mmap_threshold"]))
+            if texts.get("threads"):
+                import torch
+
+                torch.set_num_threads(int(texts["threads"]))
             continue
         try:
             vectors = model.encode(texts)
@@ -146,6 +151,7 @@ class ChildEmbedder:
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self._precision: str | None = None
         self._busy = False
+        self._write = threading.Lock()  # a setting may be sent from one thread while another sends texts
         self._proc: subprocess.Popen | None = subprocess.Popen(
             [sys.executable, "-m", "paperatlas.engines.embed_child", precision, str(batch_size), str(threads or 0)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
@@ -194,10 +200,28 @@ class ChildEmbedder:
         For an embedding of :data:`LOW_HEAP_MIN_TEXTS` texts or more; see
         :func:`paperatlas.memory.set_mmap_threshold`. Does not wait for the model to load.
         """
+        self._setting({"mmap_threshold": LOW_HEAP_MMAP_THRESHOLD})
+
+    def set_threads(self, threads: int) -> None:
+        """Ask the child to run its next batches on ``threads`` torch threads (``torch.set_num_threads``).
+
+        Takes effect from the batch after the one in progress; does not wait. The local engine gives a lone child
+        one thread fewer than the cores while the build process annotates, and all of them after
+        (:class:`~paperatlas.engines.local.LocalEngine`): torch's threads wait for each other at every operation,
+        so one of them descheduled for the build's own work stalls the rest.
+
+        Args:
+            threads: torch intra-op threads, at least 1.
+        """
+        self._setting({"threads": max(1, int(threads))})
+
+    def _setting(self, setting: dict) -> None:
+        """Send a setting (no answer; applied between batches, in the order sent)."""
         if self._proc is not None:
             try:
-                _send(self._proc.stdin, json.dumps({"mmap_threshold": LOW_HEAP_MMAP_THRESHOLD}).encode())
-            except (BrokenPipeError, OSError):  # it died: the next encode says how
+                with self._write:
+                    _send(self._proc.stdin, json.dumps(setting).encode())
+            except (BrokenPipeError, OSError, ValueError):  # it died (or was closed): the next encode says how
                 pass
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
@@ -223,7 +247,8 @@ class ChildEmbedder:
         try:
             self._wait_ready()
             try:
-                _send(proc.stdin, json.dumps(texts).encode())
+                with self._write:
+                    _send(proc.stdin, json.dumps(texts).encode())
             except (BrokenPipeError, OSError, ValueError):  # it died (or was closed): _reply says how
                 pass
             raw = self._reply(_VECTORS, proc)

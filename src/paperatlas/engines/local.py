@@ -13,6 +13,7 @@ import numpy as np
 
 from ..enrich.embed import Embedder, get_embedder
 from ..enrich.keyphrases import KeyphraseExtractor
+from ..enrich.precision import cores
 from ..plugins import EngineBase
 from .embed_child import LOW_HEAP_MIN_TEXTS, ChildEmbedder
 from .work import WorkItem, WorkResult, annotate_batch, embed_texts, enrich_batch
@@ -38,7 +39,10 @@ class LocalEngine(EngineBase):
     torch took (~1 GB at 42k papers) is free for the stages after this one; the vectors are the same. The child
     embeds while this process makes the keyphrases and TL;DRs (two cores busy instead of one): all embedding batches
     are handed to it at once, each batch's annotations are yielded as soon as they are made, and its vectors when
-    the child sends them. :meth:`start_embedder` starts the child (and its 3-5 s of model loading) before
+    the child sends them. A lone child of several torch threads runs one thread fewer than the cores while this
+    process annotates (torch's threads wait for each other at every operation, so one descheduled for this
+    process's work stalls the rest: the 42k build's embedding ran ~45 % slower so), and on every core once it is
+    done. :meth:`start_embedder` starts the child (and its 3-5 s of model loading) before
     :meth:`run`, while the caller is still reading its inputs, and :meth:`embed_ahead` hands it the papers to embed
     while the caller still prepares the keyphrase statistics. Without ``embed_in_child`` the model is loaded here
     and kept for the next build in this process (:func:`get_embedder`), and each batch is embedded then annotated.
@@ -107,6 +111,8 @@ class LocalEngine(EngineBase):
         n_embed = sum(it.embed for it in items)
         if n_embed >= LOW_HEAP_MIN_TEXTS and len(self._children) == 1:  # children per core: only below 20k papers
             self._children[0].limit_heap()
+        if len(self._children) == 1 and cores() > 1:  # a core for this process's keyphrases and TL;DRs meanwhile
+            self._children[0].set_threads(cores() - 1)
         free: queue.SimpleQueue[ChildEmbedder] = queue.SimpleQueue()
         for child in self._children:
             free.put(child)
@@ -186,6 +192,8 @@ class LocalEngine(EngineBase):
                     progress(len(batch))
                 yield res
                 yield from vectors(wait=False)
+            if len(self._children) == 1 and cores() > 1:  # this process is done annotating: every core embeds
+                self._children[0].set_threads(cores())
             if pending:
                 yield WorkResult(rows=[], keyphrases=[], label_terms=[], tldrs=[], embedded=[],
                                  vectors=np.zeros((0, 0), dtype=np.float32), waiting=True)
