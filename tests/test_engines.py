@@ -307,35 +307,3 @@ def test_a_child_per_core_embeds_what_one_process_embeds(local_build, tmp_path):
     assert max(float(np.abs(vecs[pid] - local_vecs[pid]).max()) for pid in local_vecs) <= 1e-5
     assert [papers[pid].topic_id for pid in sorted(local_papers)] == \
         [local_papers[pid].topic_id for pid in sorted(local_papers)]
-
-
-@pytest.mark.slow
-def test_the_topics_and_map_made_while_the_children_embed_are_the_ones_a_refit_makes_after(tmp_path, monkeypatch):
-    """A small build with embedding children fits the LSA and starts the map's child process while they embed, and
-    the map is drawn beside k-means (paperatlas.build_ahead): the same topics and coordinates, bit for bit, as the
-    build process makes itself when it refits them on the stored vectors."""
-    from paperatlas.build_stages import PREPARE
-    from paperatlas.engines.layout_child import LayoutChild
-
-    monkeypatch.setattr("paperatlas.build.EMBED_IN_CHILD_MIN_PAPERS", 200)  # a lone embedding child, as at 5k+
-    maps = []
-    result = LayoutChild.result
-    monkeypatch.setattr(LayoutChild, "result", lambda self: maps.append(result(self)) or maps[-1])
-    db = tmp_path / "icml200.db"
-    rep = build([ICML200], db, precision="fp32")
-    assert rep.n_embedded == 200 and PREPARE in rep.stage_seconds and not rep.notes
-    assert len(maps) == 1 and maps[0].shape == (200, 2)  # the map came from the child
-
-    def state():
-        con = sqlite3.connect(db)
-        try:
-            return sorted(con.execute("SELECT id, topic_id, x, y FROM papers")), \
-                sorted(con.execute("SELECT id, label, size, parent_id FROM topics"))
-        finally:
-            con.close()
-
-    ahead = state()
-    again = build([ICML200], db, precision="fp32", refit_topics=True)  # stored vectors: no children, no work ahead
-    assert again.n_embedded == 0 and PREPARE not in again.stage_seconds and len(maps) == 1
-    assert state() == ahead
-    assert len({(x, y) for _id, _t, x, y in ahead[0]}) == 200  # a real map: every paper somewhere of its own

@@ -96,21 +96,3 @@ def test_the_maps_neighbour_graph_is_exact_and_the_same_bits_on_any_number_of_th
     for i in range(60):  # the 15 most similar papers, nearest first
         assert set(idx[i]) == set(np.argsort(-sims[i], kind="stable")[:15])
         assert np.allclose(dist[i], 1 - sims[i, idx[i]], atol=1e-5) and (np.diff(dist[i]) >= 0).all()
-
-
-def test_topics_from_a_lexical_half_made_ahead_are_the_topics_made_at_once(sample):
-    """A build fits the LSA while its embedding children work (text_space.lexical_half): the same topics, labels,
-    map and stored space as fitting it in the topic stage; a half made for other papers is not used."""
-    from paperatlas.enrich.text_space import lexical_half
-
-    ids, dense, texts, kps = sample
-    perm = np.random.default_rng(2).permutation(len(ids))  # the build's order, not the id order
-    ids, dense, texts, kps = [ids[i] for i in perm], dense[perm], [texts[i] for i in perm], [kps[i] for i in perm]
-    at_once = update_topics(ids, dense, texts, kps)
-    ahead = update_topics(ids, dense, texts, kps, lexical=lexical_half(ids, texts))
-    other = update_topics(ids, dense, texts, kps, lexical=lexical_half(ids[1:], texts[1:]))
-    for res in (ahead, other):
-        assert np.array_equal(res.topic_id, at_once.topic_id) and np.array_equal(res.xy, at_once.xy)
-        assert np.array_equal(res.model.x, at_once.model.x)
-        assert [(t.id, t.label, t.size) for t in res.topics] == [(t.id, t.label, t.size) for t in at_once.topics]
-        assert res.model.space.dim == at_once.model.space.dim > 0

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import build_stages as st
-from .build_ahead import topic_texts
 from .build_report import BuildRefused as BuildRefused
 from .build_report import BuildReport as BuildReport
 from .build_report import check_not_a_wipe
@@ -26,7 +25,7 @@ from .build_stages import BuildContext, BuildOptions, Stage, run_stages
 from .build_stages import ProgressFactory as ProgressFactory
 from .engines import EngineBase
 from .engines.local import LocalEngine
-from .enrich.embed import Embedder, MiniLMEmbedder, embedding_processes
+from .enrich.embed import Embedder, MiniLMEmbedder, embedding_processes, paper_text
 from .enrich.precision import cached_calibration
 from .enrich.topics import lay_out, update_topics
 from .memory import peak_rss_mib
@@ -178,15 +177,12 @@ def fit_topics(ctx: BuildContext) -> None:
     old_topics = prepared.topics
     # fewer papers than the stored sub-topics: the stored model cannot be updated (k-means), so refit
     refit = o.refit_topics or len(papers) < sum(t.level == 1 for t in old_topics.values())
-    ahead = ctx.ahead
-    if ahead is not None:  # a fresh fit's map is made beside k-means, from the lexical half made ahead
-        ahead.send_topic_embedding(ctx.vectors, papers)
-    res = update_topics([p.id for p in papers], ctx.vectors, topic_texts(papers),
+    res = update_topics([p.id for p in papers], ctx.vectors,
+                        [paper_text(p.title, p.abstract or p.digest) for p in papers],
                         [t or p.given_keyphrases for t, p in zip(ctx.label_terms, papers, strict=True)],
                         previous=prepared.topic_model, previous_papers=prepared.placement,
                         previous_topics=old_topics, n_areas=o.n_areas, n_topics=o.n_topics,
-                        refit=refit, seed=o.seed, embed_model=ctx.model_name, layout=False,
-                        lexical=ahead.lexical if ahead is not None else None)
+                        refit=refit, seed=o.seed, embed_model=ctx.model_name, layout=False)
     for i, p in enumerate(papers):
         p.topic_id = int(res.topic_id[i])
         p.topic_confidence = round(float(res.confidence[i]), 4)
@@ -208,7 +204,7 @@ def lay_out_map(ctx: BuildContext) -> None:
     """``layout``: the 2-D map (UMAP, :func:`~paperatlas.enrich.topics.lay_out`) of a fresh fit; each paper's x, y."""
     res = ctx.topic_result
     tick = ctx.progress("layout", 1)
-    lay_out(res, seed=ctx.opts.seed, fit=ctx.ahead.layout_fit(ctx.report.notes) if ctx.ahead is not None else None)
+    lay_out(res, seed=ctx.opts.seed)
     for p, (x, y) in zip(ctx.papers, res.xy.tolist(), strict=True):
         p.x, p.y = float(x), float(y)
     tick(1)

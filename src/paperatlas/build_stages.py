@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from . import sources
-from .build_ahead import WARM_UP_MAX_PAPERS, Ahead, search_texts
 from .build_report import BuildReport, check_not_a_wipe, content_hash, text_hash
 from .engines import EngineBase, WorkItem
 from .enrich import keyphrase_stats, lexical
@@ -31,6 +30,8 @@ from .enrich import overview as overviews
 from .enrich.embed import Embedder, MiniLMEmbedder, precision_note
 from .enrich.keyphrases import KeyphraseExtractor
 from .enrich.layout import LAYOUT_METHOD
+from .enrich.layout import warm_up as warm_up_layout
+from .enrich.lexical import lexical_text
 from .enrich.tldr import METHOD as TLDR_METHOD
 from .enrich.topics import MAX_NEW_SHARE
 from .memory import peak_rss_mib, trim_heap
@@ -50,6 +51,10 @@ ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
 #: the per-paper stage's extra row while the embedding child works alone (what needs no vectors is done then)
 PREPARE = "prepare (while embedding)"
+#: below this many papers the per-paper stage compiles UMAP's code while the embedding children work alone
+#: (:func:`paperatlas.enrich.layout.warm_up`, ~4-5 s of one core, shared with them instead of added after them);
+#: from here the ~0.2 GB that compiling holds is kept out of the embedding's peak, and the seconds matter less
+WARM_UP_MAX_PAPERS = 20_000
 
 
 def no_progress(_desc: str, _total: int) -> Callable[[int], None]:
@@ -105,8 +110,6 @@ class BuildContext:
         label_terms: per paper, its best candidate phrases (label evidence).
         items: the per-paper work (``keyphrases``); ``kx``: the keyphrase extractor with its statistics.
         prepared: what the last build left that the topic stage reads (``per-paper`` or ``prepare``).
-        ahead: what the later stages need that is not a vector, made while the embedding children worked
-            (``per-paper``, a small fresh fit only: :class:`~paperatlas.build_ahead.Ahead`), else None.
         topic_result: the :class:`~paperatlas.enrich.topics.TopicResult`; ``topics``: its topics (``topics``; their
             map positions filled in by ``layout``).
         overview_keys: topic id -> the key of its overview (``overviews``).
@@ -135,7 +138,6 @@ class BuildContext:
     items: list[WorkItem] = field(default_factory=list)
     kx: KeyphraseExtractor | None = None
     prepared: PreviousBuild | None = None
-    ahead: Ahead | None = None
     topic_result: Any = None
     topics: list = field(default_factory=list)
     overview_keys: dict = field(default_factory=dict)
@@ -314,9 +316,8 @@ def run_per_paper(ctx: BuildContext) -> None:
         if res.waiting and ctx.prepared is None:  # only the embedding child is busy: do what needs no vectors
             t = time.perf_counter()
             ctx.prepared = _prepare(ctx)
-            if _fits_a_fresh_map(ctx):  # the later stages' work that needs no vectors, while the children embed
-                ctx.ahead = Ahead(papers, ctx.opts.seed, search_index=not ctx.keep_terms)
-                ctx.exits.callback(ctx.ahead.close)
+            if _fits_a_fresh_map(ctx):
+                warm_up_layout(ctx.opts.seed)
             report.stage_seconds[PREPARE] = time.perf_counter() - t
         if res.embedded:
             ctx.vectors[res.embedded] = res.vectors
@@ -446,13 +447,11 @@ def write_indexes(ctx: BuildContext) -> None:
     ctx.kx = ctx.topic_result = ctx.prepared = None
     ctx.items, ctx.label_terms = [], []
     trim_heap()
-    texts = search_texts(papers)
+    texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
     ids = [p.id for p in papers]
     # while the corpus changes little, the stored index keeps its vocabulary and rows (only new rows are made)
     index = lexical.update_index(store.read_model(con, lexical.NAME), ids, texts, MAX_NEW_SHARE) \
         if ctx.keep_terms else None
-    if index is None and ctx.ahead is not None:  # fitted while the embedding children worked, if the same texts
-        index = ctx.ahead.search_index(texts)
     matrix, terms, idf = index if index is not None else lexical.fit_index(texts)
     store.write_model(con, lexical.NAME, lexical.dumps(matrix, terms, ids, texts, idf))
     del matrix, terms, texts, index

@@ -19,7 +19,6 @@ import numpy as np
 # the embedding's names, re-exported: callers know them from here
 from .text_space import DENSE_WEIGHT as DENSE_WEIGHT
 from .text_space import MAX_TFIDF_FEATURES as MAX_TFIDF_FEATURES
-from .text_space import LexicalHalf as LexicalHalf
 from .text_space import TextSpace as TextSpace
 from .text_space import _l2
 from .text_space import array_json as array_json

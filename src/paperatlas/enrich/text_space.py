@@ -98,45 +98,8 @@ def fit_text_space(texts: Sequence[str], seed: int = 42) -> TextSpace:
     return TextSpace(vec, svd)
 
 
-@dataclass
-class LexicalHalf:
-    """The lexical half of a fresh topic embedding, made before the dense vectors exist (:func:`lexical_half`).
-
-    A build makes it while its embedding children work, where its CPU is shared with them instead of added after
-    them; :func:`paperatlas.enrich.topics.update_topics` uses it when its papers are these.
-
-    Attributes:
-        ids: the papers' ids in id order (the order topics are fitted in).
-        space: the :class:`TextSpace` fitted on their texts in that order.
-        lsa: ``(n_papers, space.dim)`` float32, L2-normalised LSA rows in ``ids`` order.
-    """
-
-    ids: list[str]
-    space: TextSpace
-    lsa: np.ndarray
-
-
-def lexical_half(ids: Sequence[str], texts: Sequence[str], seed: int = 42) -> LexicalHalf:
-    """Fit the text space on ``texts`` in id order and transform them: what :func:`topic_embedding` would fit.
-
-    Args:
-        ids: one paper id per text.
-        texts: the papers' title + abstract, as given to :func:`~paperatlas.enrich.topics.update_topics`.
-        seed: ``random_state`` of the LSA.
-
-    Returns:
-        The :class:`LexicalHalf`.
-    """
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    ordered = [texts[i] for i in order]
-    space = fit_text_space(ordered, seed=seed)
-    lsa = (_l2(space.svd.transform(space.vectorizer.transform(ordered)).astype(np.float32))
-           if space.svd is not None and ordered else np.zeros((len(ordered), 0), dtype=np.float32))
-    return LexicalHalf([ids[i] for i in order], space, lsa)
-
-
 def topic_embedding(dense: np.ndarray, texts: Sequence[str], space: TextSpace | None = None,
-                    seed: int = 42, lsa: np.ndarray | None = None) -> tuple[np.ndarray, TextSpace]:
+                    seed: int = 42) -> tuple[np.ndarray, TextSpace]:
     """The paper embedding topics and the map are made from (see the module docstring).
 
     Args:
@@ -144,7 +107,6 @@ def topic_embedding(dense: np.ndarray, texts: Sequence[str], space: TextSpace | 
         texts: the papers' title + abstract.
         space: the lexical space to use, e.g. the stored space of an earlier build; None to fit one on ``texts``.
         seed: ``random_state`` of the LSA when it is fitted here.
-        lsa: the texts' L2-normalised LSA rows in ``space`` when already made (:class:`LexicalHalf`), else None.
 
     Returns:
         ``(embedding, space)``: the embedding is ``(n_papers, 384 + k)`` float32, L2-normalised, where ``k`` is the
@@ -154,8 +116,7 @@ def topic_embedding(dense: np.ndarray, texts: Sequence[str], space: TextSpace | 
     dense = np.asarray(dense, dtype=np.float32)
     if space.svd is None or len(texts) == 0:
         return _l2(dense), space
-    if lsa is None:
-        lsa = _l2(space.svd.transform(space.vectorizer.transform(texts)).astype(np.float32))
+    lsa = _l2(space.svd.transform(space.vectorizer.transform(texts)).astype(np.float32))
     out = np.hstack([math.sqrt(DENSE_WEIGHT) * _l2(dense), math.sqrt(1 - DENSE_WEIGHT) * lsa])
     return _l2(out).astype(np.float32), space
 

@@ -16,8 +16,10 @@ Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
   sub-topic it is closest to. Every paper gets a sub-topic (no outlier bucket); a paper much further from its
   centroid than its topic's other papers (cosine below the topic's mean − 2 std) is marked ``low_confidence``;
   papers about as close (≥ 0.97 ×) to another sub-topic's centroid carry it as a secondary topic.
-* **Labels** (:func:`paperatlas.enrich.labels.label_topics`): c-TF-IDF over the papers' keyphrases.
-* **Map** (:func:`paperatlas.enrich.layout.fit_layout`): UMAP of the topic embedding to 2-D.
+* **Labels** (:func:`paperatlas.enrich.labels.label_topics`): c-TF-IDF over the papers' keyphrases, see
+  :mod:`paperatlas.enrich.labels`.
+* **Map** (:func:`paperatlas.enrich.layout.fit_layout`): UMAP of the topic embedding to 2-D, see
+  :mod:`paperatlas.enrich.layout`.
 * **Stability** (:func:`update_topics`): the fitted :class:`TopicModel` (TF-IDF/LSA space, centroids, the papers'
   topic vectors and map positions) is stored in the atlas as named arrays (safetensors, no code: a crafted atlas
   cannot run anything). A rebuild that adds at most :data:`MAX_NEW_SHARE` new papers keeps the space and the
@@ -25,8 +27,9 @@ Method ``"kmeans-hier(minilm+lsa)+ctfidf v2"``:
   centroid is nearest (so a no-op rebuild moves nothing and topic ids are kept by construction); it keeps every
   existing point's map position and places each new paper at the mean position of its 3 most similar earlier
   papers (:func:`~paperatlas.enrich.layout.place_new`); a topic keeps its label unless its membership changed
-  (Jaccard < :data:`KEEP_LABEL_JACCARD`). A full refit matches new topics to the old ones (Hungarian assignment
-  on shared papers) and keeps the id and label of each topic that keeps most of its papers (Jaccard ≥ 0.5).
+  (Jaccard < :data:`KEEP_LABEL_JACCARD`).
+  A full refit matches new topics to the old ones (Hungarian assignment on shared papers) and keeps the id and
+  label of each topic that keeps most of its papers (Jaccard ≥ 0.5).
 """
 
 from __future__ import annotations
@@ -47,7 +50,6 @@ from .hierarchy import (
     LOW_CONFIDENCE_Z,
     SECONDARY_RATIO,
     Hierarchy,
-    LexicalHalf,
     TextSpace,
     array_json,
     confidence,
@@ -254,7 +256,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
                   previous_papers: dict[str, tuple[int | None, float | None, float | None, bool]] | None = None,
                   previous_topics: dict[int, Topic] | None = None, n_areas: int | None = None,
                   n_topics: int | None = None, refit: bool = False, seed: int = 42,
-                  embed_model: str = "", layout: bool = True, lexical: LexicalHalf | None = None) -> TopicResult:
+                  embed_model: str = "", layout: bool = True) -> TopicResult:
     """Topics, map and model for the papers ``ids`` (see the module docstring for update vs refit).
 
     The ``previous*`` arguments describe the atlas being rebuilt. The update path is taken when all of these are
@@ -277,7 +279,6 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
         embed_model: name of the dense model, recorded in the returned model.
         layout: lay the map out too; False leaves a fresh fit's map (UMAP, the costly half) to :func:`lay_out`,
             so the build times and reports it as its own stage (an update places its new papers either way).
-        lexical: a fresh fit's lexical half made ahead (:func:`~.text_space.lexical_half`), used if its ids are these.
 
     Returns:
         The :class:`TopicResult`.
@@ -289,7 +290,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
     if len(order) and not (order == np.arange(len(order))).all():
         res = update_topics([ids[i] for i in order], np.asarray(dense)[order], [texts[i] for i in order],
                             [keyphrases[i] for i in order], previous, previous_papers, previous_topics, n_areas,
-                            n_topics, refit, seed, embed_model, layout, lexical)
+                            n_topics, refit, seed, embed_model, layout)
         back = np.empty_like(order)
         back[order] = np.arange(len(order))
         res.topic_id = res.topic_id[back]
@@ -312,8 +313,7 @@ def update_topics(ids: Sequence[str], dense: np.ndarray, texts: Sequence[str], k
                   and previous.hierarchy.centroids.shape[1] == dense.shape[1] + previous.space.dim)
     if can_update:
         return _update(ids, dense, texts, keyphrases, previous, previous_papers, previous_topics, kept)
-    ahead = lexical if lexical is not None and lexical.ids == list(ids) else None  # the same result either way
-    x, space = topic_embedding(dense, texts, ahead.space if ahead else None, seed, ahead.lsa if ahead else None)
+    x, space = topic_embedding(dense, texts, seed=seed)
     h = fit_hierarchy(x, n_areas=n_areas, n_topics=n_topics, seed=seed)
     trim_heap()  # k-means's copies and distance blocks: freed before UMAP, the topic stage's peak
     xy = _fit_map(x, seed) if layout else None
@@ -330,7 +330,7 @@ def _fit_map(x: np.ndarray, seed: int) -> np.ndarray:
     return xy
 
 
-def lay_out(result: TopicResult, seed: int = 42, fit=None) -> None:
+def lay_out(result: TopicResult, seed: int = 42) -> None:
     """Fill in the map of a :class:`TopicResult` made with ``layout=False`` (papers' and topics' coordinates).
 
     Fitted in id order as ``update_topics(layout=True)`` does (the same map); a result with a map is left as it is.
@@ -339,7 +339,6 @@ def lay_out(result: TopicResult, seed: int = 42, fit=None) -> None:
         result: the result to complete in place (``xy``, ``model.xy``, each topic's ``x``/``y``: the median of its
             papers' coordinates).
         seed: ``random_state`` of UMAP (the seed given to ``update_topics``).
-        fit: ``fit(x) -> (n, 2)`` float32 for the topic embedding ``x`` in id order, instead of fitting UMAP here.
     """
     if result.xy is not None:
         return
@@ -347,7 +346,7 @@ def lay_out(result: TopicResult, seed: int = 42, fit=None) -> None:
     order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
     xy = np.zeros((len(ids), 2), dtype=np.float32)
     if len(ids):
-        xy[order] = (fit or (lambda x: _fit_map(x, seed)))(np.asarray(result.model.x)[order])
+        xy[order] = _fit_map(np.asarray(result.model.x)[order], seed)
     result.xy = result.model.xy = xy
     _place_topics(result.topics, result.topic_id, xy)
 
@@ -508,7 +507,8 @@ def _dedupe_labels(topics: list[Topic]) -> None:
     """Kept labels and fresh ones can collide: number the later duplicates."""
     seen: set[str] = set()
     for t in topics:
-        if t.label.casefold() in seen:
+        key = t.label.casefold()
+        if key in seen:
             t.label = f"{t.label} ({t.id})"
         seen.add(t.label.casefold())
 
@@ -516,5 +516,5 @@ def _dedupe_labels(topics: list[Topic]) -> None:
 #: the hierarchy's names are re-exported: callers know them from here
 __all__ = ["DENSE_WEIGHT", "KEEP_LABEL_JACCARD", "LOW_CONFIDENCE_Z", "MAX_NEW_SHARE", "METHOD", "MODEL_FORMAT",
            "MODEL_VERSION", "SECONDARY_RATIO", "Hierarchy", "TextSpace", "TopicModel", "TopicResult", "confidence",
-           "default_n_areas", "default_n_topics", "fit_hierarchy", "fit_text_space", "refine_hierarchy", "lay_out",
-           "tfidf_vectorizer", "topic_embedding", "update_topics"]
+           "default_n_areas", "default_n_topics", "fit_hierarchy", "fit_text_space", "refine_hierarchy",
+           "lay_out", "tfidf_vectorizer", "topic_embedding", "update_topics"]
