@@ -104,15 +104,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 #: from this many texts to embed, the child maps large blocks on their own
-#: (:func:`paperatlas.memory.set_mmap_threshold`): over thousands of papers its peak stays ~100 MiB lower (see
-#: :data:`LOW_HEAP_MMAP_THRESHOLD`), at a few per cent of time, so a build that adds a thousand papers does without it
+#: (:func:`paperatlas.memory.set_mmap_threshold`): over thousands of papers its peak stays ~200 MiB lower (see
+#: :data:`LOW_HEAP_MMAP_THRESHOLD`), but it embeds ~45 % slower, so a build that adds a thousand papers does without it
 LOW_HEAP_MIN_TEXTS = 5_000
-#: the threshold asked for then, bytes: blocks from 16 MiB (a batch's attention and feed-forward activations) are
-#: mapped on their own and unmapped when freed. 2,048 abstracts in batches of 256 (bf16, 2 threads, this project's
-#: 2-core AMD EPYC): no threshold 35.9 s and 960 MiB peak, 128 KiB 52.4 s and 731 MiB (the hidden states, ~12 MiB,
-#: were mapped and faulted in at every layer: the 42k build's embedding ran ~45 % slower), 8 MiB 43.6 s and 783 MiB,
-#: 16 MiB 36.7 s and 859 MiB
-LOW_HEAP_MMAP_THRESHOLD = 16 * 1024 * 1024
+#: the threshold asked for then, bytes: from 128 KiB blocks are mapped on their own and unmapped when freed. It costs
+#: time (2,048 abstracts in batches of 256, bf16, 2 threads, this project's 2-core AMD EPYC: 52.4 s and 731 MiB peak;
+#: no threshold 35.9 s and 960 MiB; 8 MiB 43.6 s and 783 MiB; 16 MiB 36.7 s and 859 MiB), but at 16 MiB the 42k
+#: build's child peaked at 1,286 MiB and the build with it at 2,059 MiB sampled together (1.60x its embedding), over
+#: the 2 GB it keeps at 128 KiB (953 MiB, 1,824 MiB together, 1.97x)
+LOW_HEAP_MMAP_THRESHOLD = 128 * 1024
 
 
 class ChildEmbedder:
