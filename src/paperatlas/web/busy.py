@@ -102,24 +102,3 @@ def request_gate(app: Flask, poll_seconds: float = 0.005,
 
     return wait
 
-
-def give_back_memory() -> bool:
-    """Collect garbage, then return the C heap's free pages to the system (glibc's ``malloc_trim(0)``).
-
-    A warm-up over a million papers makes and drops millions of strings and rows; glibc keeps the freed pages of
-    its heap. At 1M papers trimming after the warm-up gave back ~80 MB of resident memory. Elsewhere (macOS,
-    Windows, musl) nothing is trimmed.
-
-    Returns:
-        Whether ``malloc_trim`` was called.
-    """
-    import ctypes
-    import gc
-
-    gc.collect()
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):
-        return False
-    trim(0)
-    return True
