@@ -120,18 +120,17 @@ def started(monkeypatch) -> list:
 def test_a_large_build_embeds_in_a_child_process_with_the_same_vectors(local_build, tmp_path, monkeypatch,
                                                                        started):
     from paperatlas.engines.embed_child import ChildEmbedder
-    from paperatlas.enrich.precision import cores
 
     monkeypatch.setattr("paperatlas.build.EMBED_IN_CHILD_MIN_PAPERS", 200)  # as a 42k build does
-    threads = []
-    set_threads = ChildEmbedder.set_threads
-    monkeypatch.setattr(ChildEmbedder, "set_threads", lambda self, n: (threads.append(n), set_threads(self, n)))
+    spared = []
+    spare_cores = ChildEmbedder.spare_cores
+    monkeypatch.setattr(ChildEmbedder, "spare_cores", lambda self, n: (spared.append(n), spare_cores(self, n)))
     db = tmp_path / "icml200.db"
     rep = build([ICML200], db, precision="fp32")
     assert rep.n_embedded == 200 and len(started) == 1
     assert started[0].returncode == 0  # the child ended with the embedding
     # the lone child leaves a core to the keyphrases and TL;DRs, then embeds on every core (vectors unchanged below)
-    assert threads == ([cores() - 1, cores()] if cores() > 1 else [])
+    assert spared == [1, 0]
     papers, vecs = _by_id(db)
     ref_papers, ref_vecs = _by_id(local_build)
     assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6

@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # noqa: BLE001 - every failure is the parent's to report
         _send(out, _error(e))
         return
+    import torch
+
+    own_threads = torch.get_num_threads()  # what this child runs on when no core is spared (a "spare" setting)
     _send(out, _READY + model.precision.encode())
     while True:
         try:
@@ -89,10 +92,8 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(texts, dict):  # a setting, not texts: no answer
             if texts.get("mmap_threshold"):
                 set_mmap_threshold(int(texts["mmap_threshold"]))
-            if texts.get("threads"):
-                import torch
-
-                torch.set_num_threads(int(texts["threads"]))
+            if "spare" in texts:
+                torch.set_num_threads(max(1, own_threads - int(texts["spare"])))
             continue
         try:
             vectors = model.encode(texts)
@@ -205,18 +206,19 @@ class ChildEmbedder:
         """
         self._setting({"mmap_threshold": LOW_HEAP_MMAP_THRESHOLD})
 
-    def set_threads(self, threads: int) -> None:
-        """Ask the child to run its next batches on ``threads`` torch threads (``torch.set_num_threads``).
+    def spare_cores(self, n: int) -> None:
+        """Ask the child to run its next batches on ``n`` torch threads fewer than it started with (at least 1).
 
-        Takes effect from the batch after the one in progress; does not wait. The local engine gives a lone child
-        one thread fewer than the cores while the build process annotates, and all of them after
-        (:class:`~paperatlas.engines.local.LocalEngine`): torch's threads wait for each other at every operation,
-        so one of them descheduled for the build's own work stalls the rest.
+        Counted from the child's own thread count (``threads``, or torch's default: physical cores), so a machine
+        whose logical cores outnumber torch's threads is not oversubscribed; 0 gives them all back. Takes effect
+        from the batch after the one in progress; does not wait. The local engine spares a lone child's core for
+        the build process while it annotates (:class:`~paperatlas.engines.local.LocalEngine`): torch's threads wait
+        for each other at every operation, so one of them descheduled for the build's own work stalls the rest.
 
         Args:
-            threads: torch intra-op threads, at least 1.
+            n: threads to leave to other work, 0 or more.
         """
-        self._setting({"threads": max(1, int(threads))})
+        self._setting({"spare": max(0, int(n))})
 
     def _setting(self, setting: dict) -> None:
         """Send a setting (no answer; applied between batches, in the order sent)."""

@@ -13,7 +13,6 @@ import numpy as np
 
 from ..enrich.embed import Embedder, get_embedder
 from ..enrich.keyphrases import KeyphraseExtractor
-from ..enrich.precision import cores
 from ..plugins import EngineBase
 from .embed_child import LOW_HEAP_MIN_TEXTS, ChildEmbedder
 from .work import WorkItem, WorkResult, annotate_batch, embed_texts, enrich_batch
@@ -39,7 +38,7 @@ class LocalEngine(EngineBase):
     torch took (~1 GB at 42k papers) is free for the stages after this one; the vectors are the same. The child
     embeds while this process makes the keyphrases and TL;DRs (two cores busy instead of one): all embedding batches
     are handed to it at once, each batch's annotations are yielded as soon as they are made, and its vectors when
-    the child sends them. A lone child of several torch threads runs one thread fewer than the cores while this
+    the child sends them. A lone child of several torch threads runs one thread fewer while this
     process annotates (torch's threads wait for each other at every operation, so one descheduled for this
     process's work stalls the rest: the 42k build's embedding ran ~45 % slower so), and on every core once it is
     done. :meth:`start_embedder` starts the child (and its 3-5 s of model loading) before
@@ -111,8 +110,8 @@ class LocalEngine(EngineBase):
         n_embed = sum(it.embed for it in items)
         if n_embed >= LOW_HEAP_MIN_TEXTS and len(self._children) == 1:  # children per core: only below 20k papers
             self._children[0].limit_heap()
-        if len(self._children) == 1 and cores() > 1:  # a core for this process's keyphrases and TL;DRs meanwhile
-            self._children[0].set_threads(cores() - 1)
+        if len(self._children) == 1:  # a core for this process's keyphrases and TL;DRs meanwhile
+            self._children[0].spare_cores(1)
         free: queue.SimpleQueue[ChildEmbedder] = queue.SimpleQueue()
         for child in self._children:
             free.put(child)
@@ -192,8 +191,8 @@ class LocalEngine(EngineBase):
                     progress(len(batch))
                 yield res
                 yield from vectors(wait=False)
-            if len(self._children) == 1 and cores() > 1:  # this process is done annotating: every core embeds
-                self._children[0].set_threads(cores())
+            if len(self._children) == 1:  # this process is done annotating: every core embeds
+                self._children[0].spare_cores(0)
             if pending:
                 yield WorkResult(rows=[], keyphrases=[], label_terms=[], tldrs=[], embedded=[],
                                  vectors=np.zeros((0, 0), dtype=np.float32), waiting=True)
