@@ -196,3 +196,23 @@ def test_cue_features_match_searching_every_pattern_on_real_candidates():
         assert tldr_selector.cues(text) == every, text
         found += bool(every)
     assert found > len(texts) // 2  # the cues do fire: the comparison is not of empty lists
+
+
+def test_word_model_logits_are_the_sum_over_word_features_on_real_abstracts():
+    """The selector's per-paper word model gives each word exactly the probability its feature dict gives."""
+    import math
+
+    from paperatlas.enrich import tldr_selector
+
+    model = tldr_selector.MODEL
+    wm = model["_wm"]
+    checked = 0
+    for title, abstract in _real_papers():
+        sentences = split_sentences(abstract)
+        ctx = tldr_selector.Context(title, sentences, [tldr.clean_sentence(s) for s in sentences], model)
+        for t, p in ctx.p.items():
+            z = wm["intercept"] + sum(wm["w"].get(k, 0.0) * v
+                                      for k, v in tldr_selector.word_features(ctx, t).items())
+            assert p == 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0))), (title, t)
+            checked += 1
+    assert checked > 1000

@@ -249,9 +249,10 @@ class KeyphraseExtractor:
                     if f is None and (create or (sign > 0 and k in self._spelled)):
                         f = self.forms[k] = Counter()
                     if f is not None:
-                        f[_surface(c)] += sign
-                        if f[_surface(c)] <= 0:
-                            del f[_surface(c)]
+                        surface = _surface(c)
+                        f[surface] += sign
+                        if f[surface] <= 0:
+                            del f[surface]
         return keys, tkeys
 
     def doc_freq(self, key: str) -> int:

@@ -83,8 +83,8 @@ def cues(text: str) -> list[str]:
     Returns:
         The names of the matching cues.
     """
-    low = text.lower()
-    return [name for name, rx, anchors in _CUES if any(a in low for a in anchors) and rx.search(text)]
+    has = text.lower().__contains__
+    return [name for name, rx, anchors in _CUES if any(map(has, anchors)) and rx.search(text)]
 _NUM = re.compile(r"\d")
 
 
@@ -147,10 +147,34 @@ class Context:
         self.vocab = (model or {}).get("_vocab") or {}
         self.p: dict[str, float] = {}
         wm = (model or {}).get("_wm")
-        if wm:
+        if wm:  # the word model's logit: the same products summed in the same order as over word_features' dict
+            weights = wm.get("_fixed")
+            if weights is None:
+                weights = wm["_fixed"] = tuple(wm["w"].get(k, 0.0) for k in _WORD_FEATURES)
             for t in self.count:
-                z = wm["intercept"] + sum(wm["w"].get(k, 0.0) * v for k, v in word_features(self, t).items())
+                terms = [w * v for w, v in zip(weights, _word_values(self, t), strict=True)]
+                if t in self.vocab:
+                    terms.append(wm["w"].get("v_" + t, 0.0) * 1.0)
+                z = wm["intercept"] + sum(terms)
                 self.p[t] = 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+
+#: the word model's features of every word, in :func:`word_features`' order (``v_WORD`` follows for vocabulary words)
+_WORD_FEATURES = ("stop", "title", "log_count", "sent_frac", "first_rel", "first0", "len", "digit", "named", "in_cue",
+                  "named_title", "title_stop", "title_count")
+
+
+def _word_values(ctx: Context, t: str) -> tuple[float, ...]:
+    """The values of :data:`_WORD_FEATURES` for token ``t`` (``[a-z0-9]+``, so a digit is any non-letter)."""
+    n = max(ctx.n, 1)
+    first = ctx.first.get(t, 0)
+    stop = float(t in STOP)
+    title = float(t in ctx.title_toks)
+    log_count = math.log1p(ctx.count.get(t, 0))
+    named = float(t in ctx.named)
+    return (stop, title, log_count, ctx.nsent.get(t, 0) / n, first / max(n - 1, 1), float(first == 0),
+            min(len(t), 14) / 7, float(not t.isalpha()), named, min(ctx.in_cue.get(t, 0), 3) / 3, named * title,
+            title * stop, title * log_count)
 
 
 def word_features(ctx: Context, t: str) -> dict[str, float]:
@@ -163,17 +187,7 @@ def word_features(ctx: Context, t: str) -> dict[str, float]:
     Returns:
         Feature name → value.
     """
-    n = max(ctx.n, 1)
-    first = ctx.first.get(t, 0)
-    f = {"stop": float(t in STOP), "title": float(t in ctx.title_toks),
-         "log_count": math.log1p(ctx.count.get(t, 0)), "sent_frac": ctx.nsent.get(t, 0) / n,
-         "first_rel": first / max(n - 1, 1), "first0": float(first == 0), "len": min(len(t), 14) / 7,
-         "digit": float(any(c.isdigit() for c in t))}
-    f["named"] = float(t in ctx.named)
-    f["in_cue"] = min(ctx.in_cue.get(t, 0), 3) / 3
-    f["named_title"] = f["named"] * f["title"]
-    f["title_stop"] = f["title"] * f["stop"]
-    f["title_count"] = f["title"] * f["log_count"]
+    f = dict(zip(_WORD_FEATURES, _word_values(ctx, t), strict=True))
     if t in ctx.vocab:
         f["v_" + t] = 1.0
     return f
@@ -232,7 +246,9 @@ def candidate_features(ctx: Context, sent: dict[str, float], cand: str, kind: st
     f[f"cut_{kind}"] = 1.0
     for name in cues(cand):
         f[name + "_c"] = 1.0
-    cw = _content(cand)
+    words_as_written = word_tokens(cand)
+    lw = [w.lower() for w in words_as_written]
+    cw = [norm_word(low) for w, low in zip(words_as_written, lw, strict=True) if low not in STOP and len(w) > 2]
     cws = set(cw)
     if ctx.title_words:
         inter = len(cws & ctx.title_words)
@@ -244,7 +260,6 @@ def candidate_features(ctx: Context, sent: dict[str, float], cand: str, kind: st
         f["shared"] = sum(ctx.df.get(w, 1) > 1 for w in cws) / len(cws)
     f["content_frac"] = len(cw) / max(nw, 1)
     f["numbers"] = float(bool(_NUM.search(cand)))
-    lw = [w.lower() for w in word_tokens(cand)]
     f["we"] = float("we" in lw or "our" in lw)
     f["starts_we"] = float(bool(lw) and lw[0] in {"we", "our"})
     f["starts_a"] = float(bool(lw) and lw[0] in {"a", "an", "the"})
@@ -258,7 +273,7 @@ def candidate_features(ctx: Context, sent: dict[str, float], cand: str, kind: st
         for gold_len in (15, 20, 25):
             f[f"exp_f1_{gold_len}"] = 2 * e / (len(toks) + gold_len)
     if vocab:
-        seen = {w for w in (norm_word(x) for x in lw) if w in vocab}
+        seen = {w for w in map(norm_word, lw) if w in vocab}
         for w in seen:
             f["w_" + w] = 1.0 / math.sqrt(len(seen))
     return f
