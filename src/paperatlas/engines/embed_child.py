@@ -111,8 +111,8 @@ LOW_HEAP_MIN_TEXTS = 5_000
 #: the threshold asked for then, bytes: from 128 KiB blocks are mapped on their own and unmapped when freed. It costs
 #: time (2,048 abstracts in batches of 256, bf16, 2 threads, this project's 2-core AMD EPYC: 52.4 s and 731 MiB peak;
 #: no threshold 35.9 s and 960 MiB; 8 MiB 43.6 s and 783 MiB; 16 MiB 36.7 s and 859 MiB), but at 16 MiB the 42k
-#: build's child peaked at 1,286 MiB and the build with it at 2,059 MiB sampled together (1.60x its embedding), over
-#: the 2 GB it keeps at 128 KiB (953 MiB, 1,824 MiB together, 1.97x)
+#: build's child peaked at 1,286 MiB and the build with it at 2,059 MiB sampled together (1.60x its embedding), and at
+#: 8 MiB at 1,072 and 2,095 MiB (1.68x), over the 2 GB it keeps at 128 KiB (953 MiB, 1,824 MiB together, 1.97x)
 LOW_HEAP_MMAP_THRESHOLD = 128 * 1024
 
 

@@ -1,9 +1,9 @@
 """The 2-D map of a corpus: UMAP of the topic embedding.
 
 UMAP (McInnes, Healy & Melville 2018, ``umap-learn``) with the cosine metric, ``n_neighbors=15``,
-``min_dist=0.1``, :data:`N_EPOCHS` epochs and a fixed ``random_state``, given the exact neighbour graph (:func:`knn_graph`) below
-:data:`EXACT_KNN_MAX_PAPERS` papers; papers added to an existing map are placed by :func:`place_new` so earlier
-points never move. A rebuild places them by their most similar earlier papers (the
+``min_dist=0.1``, :data:`N_EPOCHS` epochs and a fixed ``random_state``, given the exact neighbour graph
+(:func:`knn_graph`) below :data:`EXACT_KNN_MAX_PAPERS` papers; papers added to an existing map are placed by
+:func:`place_new` so earlier points never move. A rebuild places them by their most similar earlier papers (the
 fitted reducer is not stored in the atlas: it could only be stored as code).
 """
 
