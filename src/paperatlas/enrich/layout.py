@@ -1,8 +1,9 @@
 """The 2-D map of a corpus: UMAP of the topic embedding.
 
 UMAP (McInnes, Healy & Melville 2018, ``umap-learn``) with the cosine metric, ``n_neighbors=15``,
-``min_dist=0.1``, :data:`N_EPOCHS` epochs and a fixed ``random_state``, given the exact neighbour graph
-(:func:`knn_graph`) below :data:`EXACT_KNN_MAX_PAPERS` papers; papers added to an existing map are placed by
+``min_dist=0.1``, :data:`N_EPOCHS` epochs (:data:`N_EPOCHS_SMALL` up to :data:`SMALL_MAP_PAPERS` papers) and a
+fixed ``random_state``, given the exact neighbour graph (:func:`knn_graph`) below :data:`EXACT_KNN_MAX_PAPERS`
+papers; papers added to an existing map are placed by
 :func:`place_new` so earlier points never move. A rebuild places them by their most similar earlier papers (the
 fitted reducer is not stored in the atlas: it could only be stored as code).
 """
@@ -21,13 +22,19 @@ EXACT_KNN_MAX_PAPERS = 30_000
 #: scikit-learn's ``working_memory`` (MiB) for the exact graph's distance blocks (its default, 1 GiB, raised the 10k
 #: build's peak)
 KNN_WORKING_MIB = 128
-#: UMAP's optimisation epochs at every size: umap-learn's own choice above 10,000 points (it runs 500 up to there).
-#: Measured on MiniLM vectors of the 42k dumps (random samples, exact graph, seed 42; trustworthiness@15 of
-#: scikit-learn, cosine): 2,000 papers 0.9183 at 500 epochs, 0.9127 at 200; 10,000 papers 0.9364 and 0.9337, in
-#: 7.5 and 3.1 s of CPU. A build of 10,000 papers spends ~4 s less on its map for that 0.003
+#: UMAP's optimisation epochs above :data:`SMALL_MAP_PAPERS` papers: umap-learn's own choice above 10,000 points (it
+#: runs 500 up to there). Measured on MiniLM vectors of the 42k dumps (random samples, exact graph, seed 42;
+#: trustworthiness@15 of scikit-learn, cosine): 10,000 papers 0.9364 at 500 epochs and 0.9337 at 200, in 7.5 and 3.1 s
+#: of CPU, so a build of 10,000 papers spends ~4 s less on its map for that 0.003
 N_EPOCHS = 200
+#: up to this many papers the map runs :data:`N_EPOCHS_SMALL` epochs: there they cost a second or two and the map
+#: separates its areas better (ICLR 2021, 860 papers, MiniLM vectors: trustworthiness@15 0.9071 at 500 epochs, 0.9017
+#: at 200; silhouette of the areas on the map 0.140 and 0.127)
+SMALL_MAP_PAPERS = 5_000
+#: epochs of a small map (umap-learn's default there)
+N_EPOCHS_SMALL = 500
 #: provenance of the map coordinates, stored in the atlas's meta
-LAYOUT_METHOD = "umap-cosine-2d(minilm+lsa) exact-knn 200-epochs v4"
+LAYOUT_METHOD = "umap-cosine-2d(minilm+lsa) exact-knn epochs-by-size v4"
 
 
 def knn_graph(x: np.ndarray, k: int, n_jobs: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +108,8 @@ def fit_layout(x: np.ndarray, seed: int = 42, n_jobs: int = 1) -> np.ndarray:
         idx, dist = knn_graph(np.asarray(x, dtype=np.float32), k, n_jobs=n_jobs)
         knn = (idx, dist, None)
     reducer = umap.UMAP(n_components=2, n_neighbors=k, min_dist=0.1, metric="cosine", random_state=seed,
-                        n_epochs=N_EPOCHS, n_jobs=1, init="spectral" if n > 20 else "random", precomputed_knn=knn)
+                        n_epochs=N_EPOCHS_SMALL if n <= SMALL_MAP_PAPERS else N_EPOCHS, n_jobs=1,
+                        init="spectral" if n > 20 else "random", precomputed_knn=knn)
     with warnings.catch_warnings():  # "transform will not be available": the reducer is not kept
         warnings.filterwarnings("ignore", message=".*precomputed_knn.*", category=UserWarning)
         return reducer.fit_transform(x).astype(np.float32)
