@@ -249,8 +249,7 @@ class KeyphraseExtractor:
                     if f is None and (create or (sign > 0 and k in self._spelled)):
                         f = self.forms[k] = Counter()
                     if f is not None:
-                        surface = _surface(c)
-                        f[surface] += sign
+                        f[surface := _surface(c)] += sign
                         if f[surface] <= 0:
                             del f[surface]
         return keys, tkeys
