@@ -88,8 +88,10 @@ def cues(text: str) -> list[str]:
 _NUM = re.compile(r"\d")
 
 
-def _content(text: str) -> list[str]:
-    return [norm_word(w) for w in word_tokens(text) if w.lower() not in STOP and len(w) > 2]
+def _content(text: str, words: list[str] | None = None) -> list[str]:
+    """Content words of ``text`` through :func:`norm_word`; ``words``: its :func:`word_tokens` when already made."""
+    return [norm_word(w) for w in (word_tokens(text) if words is None else words)
+            if w.lower() not in STOP and len(w) > 2]
 
 
 _TOK = re.compile(r"[a-z0-9]+")
@@ -248,7 +250,7 @@ def candidate_features(ctx: Context, sent: dict[str, float], cand: str, kind: st
         f[name + "_c"] = 1.0
     words_as_written = word_tokens(cand)
     lw = [w.lower() for w in words_as_written]
-    cw = [norm_word(low) for w, low in zip(words_as_written, lw, strict=True) if low not in STOP and len(w) > 2]
+    cw = _content(cand, words_as_written)
     cws = set(cw)
     if ctx.title_words:
         inter = len(cws & ctx.title_words)
