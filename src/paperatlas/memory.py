@@ -1,4 +1,4 @@
-"""The process's memory: freed heap handed back to the OS (glibc ``malloc_trim``, ``mallopt``), its peak RSS."""
+"""The process's memory: freed heap handed back to the OS (glibc ``malloc_trim``), its peak RSS."""
 
 from __future__ import annotations
 
@@ -48,22 +48,3 @@ def peak_rss_mib() -> float:
 def _maxrss_mib(ru_maxrss: int, platform: str) -> float:
     """``ru_maxrss`` as MiB: bytes on macOS (``platform == "darwin"``), KiB elsewhere."""
     return ru_maxrss / (2**20 if platform == "darwin" else 1024.0)
-
-
-#: glibc's ``mallopt`` parameter number of ``M_MMAP_THRESHOLD`` (``malloc.h``)
-_M_MMAP_THRESHOLD = -3
-
-
-def set_mmap_threshold(n_bytes: int) -> None:
-    """Map every allocation of ``n_bytes`` or more on its own (glibc ``mallopt(M_MMAP_THRESHOLD)``; a no-op elsewhere).
-
-    Freed, such a block goes back to the OS at once instead of staying in a heap that later, differently shaped
-    allocations fragment; the price is more page faults (system time).
-
-    Args:
-        n_bytes: the threshold, bytes.
-    """
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, n_bytes)
-    except (OSError, AttributeError):  # not glibc
-        pass

@@ -31,7 +31,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..enrich.embed import EmbedderUnavailable, MiniLMEmbedder
-from ..memory import set_mmap_threshold, trim_heap
+from ..memory import trim_heap
 
 #: first byte of a message from the child: R(eady) + precision, V(ectors) + float32 rows, E(rror) + JSON
 _READY, _VECTORS, _ERROR = b"R", b"V", b"E"
@@ -90,8 +90,6 @@ def main(argv: list[str] | None = None) -> None:
         except (EOFError, OSError):  # the parent closed the pipe (done) or is gone: exit now, without the
             os._exit(0)  # interpreter's teardown of torch (seconds on a busy machine, nothing to keep)
         if isinstance(texts, dict):  # a setting, not texts: no answer
-            if texts.get("mmap_threshold"):
-                set_mmap_threshold(int(texts["mmap_threshold"]))
             if "spare" in texts:
                 torch.set_num_threads(max(1, own_threads - int(texts["spare"])))
             continue
@@ -102,18 +100,6 @@ def main(argv: list[str] | None = None) -> None:
             continue
         _send(out, _VECTORS + np.ascontiguousarray(vectors, dtype="<f4").tobytes())
         trim_heap()
-
-
-#: from this many texts to embed, the child maps large blocks on their own
-#: (:func:`paperatlas.memory.set_mmap_threshold`): over thousands of papers its peak stays ~200 MiB lower (see
-#: :data:`LOW_HEAP_MMAP_THRESHOLD`), but it embeds ~45 % slower, so a build that adds a thousand papers does without it
-LOW_HEAP_MIN_TEXTS = 5_000
-#: the threshold asked for then, bytes: from 128 KiB blocks are mapped on their own and unmapped when freed. It costs
-#: time (2,048 abstracts in batches of 256, bf16, 2 threads, this project's 2-core AMD EPYC: 52.4 s and 731 MiB peak;
-#: no threshold 35.9 s and 960 MiB; 8 MiB 43.6 s and 783 MiB; 16 MiB 36.7 s and 859 MiB), but at 16 MiB the 42k
-#: build's child peaked at 1,286 MiB and the build with it at 2,059 MiB sampled together (1.60x its embedding), and at
-#: 8 MiB at 1,072 and 2,095 MiB (1.68x), over the 2 GB it keeps at 128 KiB (953 MiB, 1,824 MiB together, 1.97x)
-LOW_HEAP_MMAP_THRESHOLD = 128 * 1024
 
 
 class ChildEmbedder:
@@ -197,14 +183,6 @@ class ChildEmbedder:
         if msg[:1] != kind:  # pragma: no cover - a protocol error between two copies of this module
             raise RuntimeError(f"the embedding process sent {msg[:1]!r} where {kind!r} was expected")
         return msg[1:]
-
-    def limit_heap(self) -> None:
-        """Ask the child to map large blocks on their own from now on (less memory, more page faults).
-
-        For an embedding of :data:`LOW_HEAP_MIN_TEXTS` texts or more; see
-        :func:`paperatlas.memory.set_mmap_threshold`. Does not wait for the model to load.
-        """
-        self._setting({"mmap_threshold": LOW_HEAP_MMAP_THRESHOLD})
 
     def spare_cores(self, n: int) -> None:
         """Ask the child to run its next batches on ``n`` torch threads fewer than it started with (at least 1).

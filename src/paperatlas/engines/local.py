@@ -14,7 +14,7 @@ import numpy as np
 from ..enrich.embed import Embedder, get_embedder
 from ..enrich.keyphrases import KeyphraseExtractor
 from ..plugins import EngineBase
-from .embed_child import LOW_HEAP_MIN_TEXTS, ChildEmbedder
+from .embed_child import ChildEmbedder
 from .work import WorkItem, WorkResult, annotate_batch, embed_texts, enrich_batch
 
 
@@ -107,9 +107,6 @@ class LocalEngine(EngineBase):
             return
         self.start_embedder()
         batches = self._batches(items)
-        n_embed = sum(it.embed for it in items)
-        if n_embed >= LOW_HEAP_MIN_TEXTS and len(self._children) == 1:  # children per core: only below 20k papers
-            self._children[0].limit_heap()
         if len(self._children) == 1:  # a core for this process's keyphrases and TL;DRs meanwhile
             self._children[0].spare_cores(1)
         free: queue.SimpleQueue[ChildEmbedder] = queue.SimpleQueue()
