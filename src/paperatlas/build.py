@@ -224,6 +224,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage("write-embeddings", st.write_embeddings),
     Stage("prepare", st.prepare_topics, when=lambda ctx: ctx.prepared is None),
     Stage("tldr", st.generate_tldrs, when=lambda ctx: ctx.opts.tldr_backend is not None),
+    Stage("topics", st.release_keyphrase_stats),
     Stage("topics", fit_topics),
     Stage("layout", lay_out_map),
     Stage("topic labels", st.rewrite_topic_labels, when=lambda ctx: ctx.opts.label_backend is not None),
