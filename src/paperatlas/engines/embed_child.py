@@ -1,7 +1,8 @@
 """The embedding model in a child process, so that its memory is the system's again when the embedding is done.
 
 A process that has run torch keeps most of what it took: the runtime and the model (~0.5 GB) and the allocator's
-caches after batches of varying length (~0.5 GB more), even after the model is dropped and the heap trimmed. A
+caches after its batches (~0.3 GB more, flat over a long embedding since batches are padded to a few widths:
+:data:`~paperatlas.enrich.embed.PAD_TO_MULTIPLE_OF`), even after the model is dropped and the heap trimmed. A
 large build therefore embeds in a child process (:class:`ChildEmbedder`: ``python -m
 paperatlas.engines.embed_child``, a fresh interpreter with nothing of the parent's heap) that exits before the
 topic stage, and the parent never imports torch. A plain subprocess rather than multiprocessing's ``spawn``: spawn
