@@ -449,16 +449,17 @@ def write_atlas(ctx: BuildContext) -> None:
 def write_indexes(ctx: BuildContext) -> None:
     """``indexes``: the query-side indexes (lexical TF-IDF and the neighbour index), made now, not at a first query.
 
-    What the stages above held (the keyphrase extractor's counts, the topic model and its text space) is let go
-    first: the TF-IDF fit counts every bigram of the corpus and would otherwise raise the build's peak memory. The
-    neighbour index holds the paper representation (MiniLM ⊕ LSA, stored with the topic model).
+    What the stages above held (the topic model and its text space; the keyphrase statistics went before the topic
+    stage, :func:`release_keyphrase_stats`) is let go first: the TF-IDF fit counts every bigram of the corpus and
+    would otherwise raise the build's peak memory. The neighbour index holds the paper representation (MiniLM ⊕ LSA,
+    stored with the topic model).
     """
     papers, con, vectors = ctx.papers, ctx.con, ctx.vectors
     model = ctx.topic_result.model
     representation = model.x if model.x is not None and len(model.x) == len(vectors) else vectors
     del model
-    ctx.kx = ctx.topic_result = ctx.prepared = None
-    ctx.items, ctx.label_terms = [], []
+    ctx.topic_result = ctx.prepared = None
+    ctx.label_terms = []
     trim_heap()
     texts = [lexical_text(p.title, p.abstract, p.digest, p.tldr) for p in papers]
     ids = [p.id for p in papers]
