@@ -114,7 +114,7 @@ def precision_note(precision: str) -> str:
     cal = cached_calibration(MiniLMEmbedder.name)  # the build process reads it without importing torch
     if cal is not None:
         return cal.describe()
-    return "fp32 (this CPU has no native bf16: nothing to measure)" if not bf16_native() else "auto (not measured)"
+    return "auto (not measured yet: the model measures this machine when it is loaded)"
 
 
 def embedding_processes(precision: str) -> int:
@@ -142,9 +142,9 @@ def resolve_precision(precision: str) -> str:
     """The arithmetic to run, as far as it is known before the model is loaded.
 
     ``auto`` is ``$PAPERATLAS_PRECISION`` if set; else the path measured fastest on this machine
-    (:mod:`paperatlas.enrich.precision`, cached once per machine and model); else fp32 on a CPU without native
-    bf16 (oneDNN would emulate it, several times slower: nothing to measure); else ``"auto"`` itself: the model
-    measures the paths when it is loaded (:class:`MiniLMEmbedder`).
+    (:mod:`paperatlas.enrich.precision`, cached once per machine and model); else ``"auto"`` itself: the model
+    measures the paths when it is loaded (:class:`MiniLMEmbedder`), on every CPU (a CPU without native bf16 is
+    measured too: the threads-or-processes choice is made there as well, and bf16 is probed, not assumed slower).
 
     Args:
         precision: one of :data:`PRECISIONS`.
@@ -163,8 +163,6 @@ def resolve_precision(precision: str) -> str:
     if precision == "auto":
         from .precision import cached_calibration, needs_measurement
 
-        if not bf16_native():  # only fp32 runs natively: nothing to measure
-            return "fp32"
         cal = cached_calibration(MiniLMEmbedder.name)
         return "auto" if needs_measurement(cal) else cal.chosen
     if precision == "bf16" and not bf16_native():
