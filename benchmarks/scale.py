@@ -27,6 +27,8 @@ size the **embedding alone** is timed in a fresh process on the very texts the b
 merged as the build does, the model loaded and every text embedded at the precision the build used), before the
 build and, with ``--bare-runs 2`` (the default), again after it; the table gives the build's wall time over the mean
 of the two (``build/embed``), so what the other stages add is read as a ratio, not as seconds of one CPU.
+``--bare-sample 0.25`` times the embedding alone on a seeded random quarter of those texts and scales it up (where
+a whole 42k embedding alone takes most of an hour: a CPU without native bf16); the build itself is always whole.
 
 ``--serve-only ATLAS`` measures only step 4 (and the first query) on an existing atlas. ``--src PATH`` runs an
 older checkout's code (``PATH`` = its ``src`` folder) for before/after figures; ``--engine``
@@ -96,20 +98,28 @@ load = time.perf_counter() - t0
 out = {"precision": model.precision, "note": precision_note(args["precision"]), "load": load}
 if args.get("listing"):
     texts = [paper_text(p.title, p.abstract) for p in merge_papers(read(args["listing"]))]
+    n_all, share = len(texts), args.get("sample", 1.0)
+    if share < 1.0:  # a seeded random share of the texts: the same mix of lengths, timed and scaled up
+        import random
+        texts = random.Random(0).sample(texts, max(1, round(share * n_all)))
     t1 = time.perf_counter()
     model.encode(texts)
-    out.update(n=len(texts), encode=time.perf_counter() - t1)
+    out.update(n=n_all, sampled=len(texts), encode=(time.perf_counter() - t1) * n_all / len(texts))
 print("BARE " + json.dumps(out))
 """
 
 
-def bare_embedding(listing: Path | None, precision: str, env: dict) -> dict:
+def bare_embedding(listing: Path | None, precision: str, env: dict, sample: float = 1.0) -> dict:
     """Load the model in a fresh process and embed the listing's texts (None: only load it, which calibrates).
 
+    Args:
+        sample: the share of the texts embedded (a seeded random sample; ``encode`` is scaled up to all of them).
+
     Returns:
-        ``{"precision", "note", "load" (s), "n", "encode" (s)}`` (no ``n``/``encode`` without a listing).
+        ``{"precision", "note", "load" (s), "n", "sampled", "encode" (s, for all n texts)}`` (no ``n``,
+        ``sampled``, ``encode`` without a listing).
     """
-    job = {"listing": str(listing) if listing else None, "precision": precision}
+    job = {"listing": str(listing) if listing else None, "precision": precision, "sample": sample}
     proc = subprocess.run([sys.executable, "-c", _BARE, json.dumps(job)], env=env, capture_output=True, text=True)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("BARE ")), None)
     if proc.returncode or line is None:
@@ -306,6 +316,9 @@ def main() -> None:
     ap.add_argument("--build-only", action="store_true", help="no HTTP figures (the table shows nan)")
     ap.add_argument("--bare-runs", type=int, default=2, choices=[0, 1, 2],
                     help="times the embedding alone is measured per size: before the build, and after it (2)")
+    ap.add_argument("--bare-sample", type=float, default=1.0, metavar="SHARE",
+                    help="time the embedding alone on this seeded random share of the texts (0-1], scaled up to "
+                         "all of them: a 42k run on a slow CPU in half the time (the build is always whole)")
     ap.add_argument("--json", type=Path, default=None, metavar="FILE",
                     help="also write every size's figures as JSON lines (for benchmarks/cost_model.py)")
     ap.add_argument("--serve-only", type=Path, default=None, metavar="ATLAS",
@@ -335,7 +348,7 @@ def main() -> None:
             seeded = seed_resume(args.vectors_from, db, args.embed)
             print(f"{seeded} vectors from {args.vectors_from} put in the resume file: {args.embed} to embed",
                   file=sys.stderr, flush=True)
-        bare = [bare_embedding(listing, args.precision, env)] if args.bare_runs else []
+        bare = [bare_embedding(listing, args.precision, env, args.bare_sample)] if args.bare_runs else []
         print(f"[{time.strftime('%H:%M:%S')}] {n_real} papers: building...", file=sys.stderr, flush=True)
         job = {"listing": str(listing), "db": str(db), "engine": args.engine, "precision": args.precision}
         proc = subprocess.Popen([sys.executable, "-c", _BUILD, json.dumps(job)], env=env, stdout=subprocess.PIPE,
@@ -350,7 +363,7 @@ def main() -> None:
         rep = json.loads(line[7:])
         rep["sampled_rss"] = sampled
         if bare and args.bare_runs == 2:
-            bare.append(bare_embedding(listing, args.precision, env))
+            bare.append(bare_embedding(listing, args.precision, env, args.bare_sample))
         rep["bare"] = bare
         rep["embed_alone"] = statistics.mean(b["load"] + b["encode"] for b in bare) if bare else float("nan")
         print(f"[{time.strftime('%H:%M:%S')}] built in {rep['wall']:.0f} s (load {os.getloadavg()[0]:.1f}); "
