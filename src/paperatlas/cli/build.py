@@ -62,9 +62,10 @@ _BACKENDS = backend_choices()
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
               envvar="PAPERATLAS_PRECISION",
-              help="Arithmetic of the embedding model: auto times fp32 and bf16 on this machine once (~10 s, "
+              help="Arithmetic of the embedding model: auto times fp32 and bf16 on this machine once (10-40 s, "
               "cached) and keeps the faster one that finds the same neighbours (bf16 was 1.9x faster on one "
-              "2-core CPU, 0.8x on another with the same flags); the build report says which and why "
+              "2-core CPU, 0.8x on another with the same flags, 0.2x on one without native bf16), and one torch "
+              "thread per process against all; the build report says which and why "
               "[env PAPERATLAS_PRECISION].")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where the per-paper work (embedding, keyphrases, TL;DRs) runs: in this process, or as Ray Data "
