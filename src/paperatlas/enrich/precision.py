@@ -12,7 +12,7 @@ per machine and model, and keeps the fastest one that finds the same neighbours:
   :data:`REPEATS` times; its speed is the best of those (papers/s), the least disturbed by other work on the machine.
   A path other than fp32 is first *probed* on :data:`PROBE_TEXTS` texts after a warm-up on as many; one below
   :data:`PROBE_SHARE` of fp32's speed there cannot win and is not timed further (on a 2-core AMD EPYC with AVX2
-  only, where oneDNN emulates bf16: 3.0 papers/s against 17.4 for fp32; probing costs ~5 s there, not ~40).
+  only, where oneDNN emulates bf16: 3.0 papers/s against 17.4 for fp32; the probe costs ~5 s, timing in full ~50).
 * **Agreement**: a path other than fp32 qualifies when its top-10-neighbour overlap with fp32 over the 60 texts
   (mean share of each text's 10 nearest others that both paths find) is at least :data:`MIN_OVERLAP`.
 * **Choice**: the fastest qualifying path, when it is at least :data:`MIN_GAIN` times fp32's speed (a smaller gain
