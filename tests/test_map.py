@@ -352,7 +352,8 @@ def test_standalone_map_works_from_disk_without_network(atlas, browser, tmp_path
     papers = [Paper.from_dict(p.to_dict()) for p in atlas.papers]
     for p in papers:
         p.links = [Link(f"https://openreview.net/forum?id={p.id}", "openreview")]
-    papers[1].title = XSS_TITLE
+    for p in papers[:6]:  # several: where a point lands (free of labels and neighbours) differs by CPU and precision
+        p.title = XSS_TITLE
     path = publish("map", papers, atlas.topics, None, tmp_path / "atlas map.html", title="ICLR 2021 map")
 
     context = browser.new_context(viewport={"width": 1400, "height": 950})
@@ -381,14 +382,14 @@ def test_standalone_map_works_from_disk_without_network(atlas, browser, tmp_path
     page.wait_for_function(f"document.getElementById('atlasmap').dataset.matches === '{expected}'")
 
     # the listing's text is shown as text, never run: hover the paper whose title is an XSS attempt
-    _, x, y = free_point(page, [papers[1]])
+    _, x, y = free_point(page, papers[:6])
     page.mouse.move(x, y)
     assert "Attack" in hover_label(page)
     assert page.evaluate("() => window.__xss") is None and page.locator("img").count() == 0
     assert outside == [] and errors == [], (outside, errors)
 
     # clicking a point opens the paper's own URL in a new tab (aborted here: no network)
-    target, x, y = free_point(page, sorted(papers[2:], key=lambda p: -p.x))
+    target, x, y = free_point(page, sorted(papers[6:], key=lambda p: -p.x))
     page.mouse.move(x, y)
     page.wait_for_selector("#atlasmap .hoverlayer .hovertext")
     with context.expect_page() as popup:
