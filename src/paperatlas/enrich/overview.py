@@ -18,7 +18,8 @@ machinery of :mod:`paperatlas.ask`, :func:`paperatlas.text.split_sentences` and
    (what the paper does) over background sentences (:data:`ROLE_TLDR`, :data:`ROLE_OWN`, :data:`ROLE_OTHER`), less
    :data:`DANGLING_PENALTY` for a sentence that leans on the one before it ("Finally, ...", "This ...");
 3. **picked greedily** (maximal-marginal-relevance style, as :mod:`paperatlas.ask`): best first, at most one
-   sentence per paper, none whose content words overlap a chosen one's by a Jaccard index above
+   sentence per paper (one listed twice, same title and abstract, counts once), none whose content words overlap
+   a chosen one's by a Jaccard index above
    :data:`REDUNDANCY_MAX_JACCARD`, for an area at most one per sub-topic while other sub-topics have candidates;
    :func:`target_sentences` of them (2-4 by topic size);
 4. **ordered** as a paragraph: sentences from early in their abstract (what is studied) before later ones
@@ -302,11 +303,15 @@ def compute_overview(t: Topic, rows: list[int], papers: list[Paper], vectors: np
     cands.sort(key=lambda c: c[:3])
     want = target_sentences(len(rows))
     chosen: list[tuple] = []
+
+    def same_paper(a: int, b: int) -> bool:  # one paper listed twice (same title and abstract) counts once
+        return a == b or (papers[a].title, papers[a].abstract) == (papers[b].title, papers[b].abstract)
+
     for distinct_subs in ((True, False) if t.level == 0 and sub_of else (False,)):
         for c in cands:
             if len(chosen) >= want:
                 break
-            if any(c[3] == d[3] for d in chosen) or any(jaccard(c[6], d[6]) > REDUNDANCY_MAX_JACCARD for d in chosen):
+            if any(same_paper(c[3], d[3]) or jaccard(c[6], d[6]) > REDUNDANCY_MAX_JACCARD for d in chosen):
                 continue
             if distinct_subs and any(sub_of.get(c[3]) == sub_of.get(d[3]) for d in chosen):
                 continue
