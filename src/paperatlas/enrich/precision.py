@@ -81,8 +81,8 @@ class Calibration:
         model: the embedding model's versioned name.
         machine: CPU model, logical cores and torch version it was measured with.
         papers_per_s: path -> papers/s (best of :data:`REPEATS` passes) with the default torch threads.
-        overlap: path -> top-10-neighbour overlap with fp32 (fp32: 1.0); none for a path only probed.
-        probed: paths timed on one batch only (:data:`PROBE_SHARE`); their ``papers_per_s`` is that batch's.
+        overlap: path -> top-10-neighbour overlap with fp32 (fp32: 1.0); none for a path only probed
+            (:attr:`probed`).
         chosen: the path builds use (``fp32`` or ``bf16``).
         threads: torch's intra-op threads in the timed passes.
         one_thread_papers_per_s: the chosen path's papers/s with one torch thread.
@@ -98,7 +98,6 @@ class Calibration:
     machine: str
     papers_per_s: dict[str, float] = field(default_factory=dict)
     overlap: dict[str, float] = field(default_factory=dict)
-    probed: list[str] = field(default_factory=list)
     chosen: str = "fp32"
     threads: int = 1
     one_thread_papers_per_s: float = 0.0
@@ -107,6 +106,11 @@ class Calibration:
     measured_at: str = ""
     load_average: float = -1.0
     version: int = CALIBRATION_VERSION
+
+    @property
+    def probed(self) -> list[str]:
+        """Paths timed on one batch only (:data:`PROBE_SHARE`): a speed (that batch's) and no overlap."""
+        return [k for k in self.papers_per_s if k not in self.overlap]
 
     def describe(self) -> str:
         """One line for the build report: the choice, and the figures it was made on."""
@@ -271,8 +275,7 @@ def calibrate(encode_with: Callable[[str], Callable[[list[str]], np.ndarray]], m
             if ref is not None:  # a path that cannot win is not timed over every text
                 speed = _probe(encode_with(path), texts)
                 if speed < PROBE_SHARE * cal.papers_per_s[paths[0]]:
-                    cal.papers_per_s[path] = round(speed, 2)
-                    cal.probed.append(path)
+                    cal.papers_per_s[path] = round(speed, 2)  # no overlap: listed in cal.probed
                     continue
             speed, vecs = _timed(encode_with(path), texts)
         except RuntimeError:  # this torch cannot run the path on this CPU at all
