@@ -28,6 +28,9 @@ ICLR_SEED = SEEDS / "001_2614e1796f49d7fd.txt"
 AWESOME_SEED = SEEDS / "004_67aa5497667b379c.txt"
 PAPERLISTS = SHARED / "data" / "paperlists"
 SAMPLE = ROOT / "src" / "paperatlas" / "data" / "iclr2021_sample.md"
+#: the first 200 ICML 2019 papers with an abstract of the Paper Copilot paperlists dump in ../shared/data (fields cut
+#: to title, status, track, site, id, author, abstract, pdf, aff)
+ICML200 = FIXTURES / "icml2019_200.json"
 
 
 def topic_inputs(db: Path) -> tuple:
@@ -39,6 +42,17 @@ def topic_inputs(db: Path) -> tuple:
     ps = [atlas.by_id[i] for i in atlas.ids]
     return ([p.id for p in ps], atlas.vectors, [paper_text(p.title, p.abstract) for p in ps],
             [p.keyphrases for p in ps])
+
+
+def by_id(db: Path) -> tuple[dict, dict]:
+    """``({id: Paper}, {id: (384,) float32 vector})`` of an atlas."""
+    from paperatlas.store import Atlas
+
+    a = Atlas(db)
+    try:
+        return {p.id: p for p in a.papers}, {pid: a.vectors[a.row_of[pid]].copy() for pid in a.ids}
+    finally:
+        a.close()
 
 
 def like_biggest_subtopic(db: Path, n: int = 5) -> list[str]:
@@ -80,6 +94,19 @@ def need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent (../shared data not available on this machine)")
     return path
+
+
+@pytest.fixture(scope="session")
+def local_build(tmp_path_factory) -> Path:
+    """:data:`ICML200` built by the local engine at fp32, embedding in this process (read-only): what the other
+    engines and embedding paths must give (tests/test_engines.py, tests/test_engines_ray.py)."""
+    from paperatlas.build import build
+    from paperatlas.engines.local import LocalEngine
+
+    db = tmp_path_factory.mktemp("local") / "icml200.db"
+    rep = build([ICML200], db, engine=LocalEngine(precision="fp32"))
+    assert rep.n_papers == 200 and rep.n_embedded == 200
+    return db
 
 
 @pytest.fixture(scope="session")

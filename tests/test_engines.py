@@ -1,4 +1,5 @@
-"""Where the per-paper work runs: the local engine, a local 2-worker Ray cluster, and resuming an interrupted build.
+"""Where the per-paper work runs: the local engine, its embedding children, and resuming an interrupted build (the Ray
+engine: tests/test_engines_ray.py).
 
 The fixture ``icml2019_200.json`` is the first 200 ICML 2019 papers with an abstract from the Paper Copilot
 paperlists dump in ``../shared/data`` (fields cut to title, status, track, site, id, author, abstract, pdf, aff).
@@ -7,56 +8,14 @@ paperlists dump in ``../shared/data`` (fields cut to title, status, track, site,
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import ICML200, by_id
 from paperatlas.build import build
 from paperatlas.engines.local import LocalEngine
-from paperatlas.store import Atlas
 from paperatlas.store.resume import ResumeCache, resume_path
-
-ICML200 = Path(__file__).parent / "fixtures" / "icml2019_200.json"
-
-
-def _by_id(db: Path):
-    a = Atlas(db)
-    try:
-        return {p.id: p for p in a.papers}, {pid: a.vectors[a.row_of[pid]].copy() for pid in a.ids}
-    finally:
-        a.close()
-
-
-@pytest.fixture(scope="module")
-def local_build(tmp_path_factory):
-    db = tmp_path_factory.mktemp("local") / "icml200.db"
-    rep = build([ICML200], db, engine=LocalEngine(precision="fp32"))
-    assert rep.n_papers == 200 and rep.n_embedded == 200
-    return db
-
-
-@pytest.mark.slow
-def test_ray_on_a_local_two_worker_cluster_gives_what_the_local_engine_gives(local_build, tmp_path):
-    pytest.importorskip("ray.data", reason="pip install 'paperatlas[ray]'")
-    from paperatlas.engines.ray_engine import RayEngine
-
-    db = tmp_path / "ray.db"
-    rep = build([ICML200], db, engine=RayEngine(workers=2, precision="fp32"))
-    assert rep.n_papers == 200 and rep.n_embedded == 200
-    assert set(rep.worker_seconds) == {"embed", "keyphrases", "tldr"} and rep.per_paper_seconds > 0
-    local_papers, local_vecs = _by_id(local_build)
-    ray_papers, ray_vecs = _by_id(db)
-    assert set(ray_papers) == set(local_papers)
-    for pid, p in local_papers.items():
-        q = ray_papers[pid]
-        assert q.tldr == p.tldr and q.tldr_method == p.tldr_method, pid
-        assert q.keyphrases == p.keyphrases, pid
-    diff = max(float(np.abs(ray_vecs[pid] - local_vecs[pid]).max()) for pid in local_vecs)
-    assert diff <= 1e-5, diff
-    # the map and topics are fitted on the driver from the same vectors: same papers in the same topics
-    assert [ray_papers[pid].topic_id for pid in sorted(local_papers)] == \
-        [local_papers[pid].topic_id for pid in sorted(local_papers)]
 
 
 class _Interrupt(Exception):
@@ -94,8 +53,8 @@ def test_an_interrupted_build_resumes_from_the_vectors_it_had_written(local_buil
     rep = build([ICML200], db, engine=again)
     assert again.n_embedded == 72 and rep.n_embedded == 72 and rep.n_resumed == 128
     assert not resume_path(db).exists()  # finished: the atlas holds every vector
-    papers, vecs = _by_id(db)
-    ref_papers, ref_vecs = _by_id(local_build)
+    papers, vecs = by_id(db)
+    ref_papers, ref_vecs = by_id(local_build)
     assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-5
     assert {pid: p.tldr for pid, p in papers.items()} == {pid: p.tldr for pid, p in ref_papers.items()}
 
@@ -131,8 +90,8 @@ def test_a_large_build_embeds_in_a_child_process_with_the_same_vectors(local_bui
     assert started[0].returncode == 0  # the child ended with the embedding
     # the lone child leaves a core to the keyphrases and TL;DRs, then embeds on every core (vectors unchanged below)
     assert spared == [1, 0]
-    papers, vecs = _by_id(db)
-    ref_papers, ref_vecs = _by_id(local_build)
+    papers, vecs = by_id(db)
+    ref_papers, ref_vecs = by_id(local_build)
     assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6
     assert {pid: (p.tldr, p.keyphrases, p.topic_id) for pid, p in papers.items()} == \
         {pid: (p.tldr, p.keyphrases, p.topic_id) for pid, p in ref_papers.items()}
@@ -152,8 +111,8 @@ def test_an_interrupted_build_ends_its_embedding_child_and_resumes(local_build, 
     rep = build([ICML200], db, engine=_CountingEngine(embed_in_child=True))
     assert rep.n_embedded == 200 - first.n_embedded and rep.n_resumed == first.n_embedded
     assert started[1].returncode == 0  # a finished child exits by itself
-    _, vecs = _by_id(db)
-    _, ref_vecs = _by_id(local_build)
+    _, vecs = by_id(db)
+    _, ref_vecs = by_id(local_build)
     assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6
 
 
@@ -177,13 +136,13 @@ def test_a_rebuild_that_adds_papers_keeps_the_tldrs_and_keyphrases_of_the_others
     first.write_text(json.dumps(records[:180]))
     db = tmp_path / "icml.db"
     build([first], db, engine=LocalEngine(precision="fp32"))
-    before, _ = _by_id(db)
+    before, _ = by_id(db)
     engine = _CountingEngine()
     rep = build([ICML200], db, engine=engine)
     assert rep.n_embedded == 20 and engine.n_embedded == 20
     assert rep.n_tldr_reused == 180 and rep.n_keyphrases_reused == 180
     assert rep.topic_mode == "update"
-    after, _ = _by_id(db)
+    after, _ = by_id(db)
     assert all(after[pid].tldr == p.tldr and after[pid].keyphrases == p.keyphrases for pid, p in before.items())
     assert all(after[pid].tldr and after[pid].keyphrases for pid in set(after) - set(before))
     # the keyphrase statistics were the first build's, updated with the 20 papers (no corpus refit)
@@ -226,15 +185,15 @@ def test_adding_papers_to_a_large_atlas_embeds_them_in_an_early_child_with_the_s
     rep = build([ICML200], db, precision="fp32")
     assert len(started) == 1 and started[0].returncode == 0 and ahead == [20]
     assert rep.n_embedded == 20 and rep.topic_mode == "update"
-    papers, vecs = _by_id(db)
-    ref_papers, ref_vecs = _by_id(ref)
+    papers, vecs = by_id(db)
+    ref_papers, ref_vecs = by_id(ref)
     assert max(float(np.abs(vecs[pid] - ref_vecs[pid]).max()) for pid in ref_vecs) <= 1e-6
     assert {pid: (p.tldr, p.keyphrases, p.topic_id, p.x, p.y) for pid, p in papers.items()} == \
         {pid: (p.tldr, p.keyphrases, p.topic_id, p.x, p.y) for pid, p in ref_papers.items()}
     # the same listings again: nothing to embed, the child started early is ended before it loads a model for nothing
     rep = build([ICML200], db, precision="fp32")
     assert rep.n_embedded == 0 and len(started) == 2 and started[1].returncode is not None
-    assert _by_id(db)[0].keys() == ref_papers.keys()
+    assert by_id(db)[0].keys() == ref_papers.keys()
 
 
 def test_embeddings_are_rewritten_only_for_papers_that_changed(tmp_path):
@@ -259,41 +218,6 @@ def test_embeddings_are_rewritten_only_for_papers_that_changed(tmp_path):
 
 
 @pytest.mark.slow
-def test_ray_on_a_two_node_cluster_gives_what_the_local_engine_gives(local_build, tmp_path):
-    """Past one machine: a head node and a worker node (``ray.cluster_utils.Cluster``), one worker actor on each.
-
-    Every paper gets the same id, its vector within fp32 rounding, and the same topic as on the local engine.
-    """
-    pytest.importorskip("ray.data", reason="pip install 'paperatlas[ray]'")
-    import ray
-    from ray.cluster_utils import Cluster
-
-    from paperatlas.engines.ray_engine import RayEngine
-
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    try:
-        cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        db = tmp_path / "ray2.db"
-        ray.init(address=cluster.address, log_to_driver=False)
-        try:
-            assert len([n for n in ray.nodes() if n["Alive"]]) == 2
-            rep = build([ICML200], db, engine=RayEngine(address=cluster.address, workers=2, precision="fp32"))
-        finally:
-            ray.shutdown()
-    finally:
-        cluster.shutdown()
-    assert rep.n_papers == 200 and rep.n_embedded == 200
-    local_papers, local_vecs = _by_id(local_build)
-    ray_papers, ray_vecs = _by_id(db)
-    assert set(ray_papers) == set(local_papers)
-    diff = max(float(np.abs(ray_vecs[pid] - local_vecs[pid]).max()) for pid in local_vecs)
-    assert diff <= 1e-5, diff
-    same = sum(ray_papers[pid].topic_id == p.topic_id for pid, p in local_papers.items())
-    assert same >= 0.99 * len(local_papers), same
-
-
-@pytest.mark.slow
 def test_a_child_per_core_embeds_what_one_process_embeds(local_build, tmp_path):
     """Where one-thread children beat torch's threads (issue 31), two of them give the same vectors and atlas."""
     db = tmp_path / "two.db"
@@ -301,8 +225,8 @@ def test_a_child_per_core_embeds_what_one_process_embeds(local_build, tmp_path):
     rep = build([ICML200], db, engine=engine)
     assert rep.n_embedded == 200 and "embedded in 2 child processes" in rep.precision
     assert not engine._children  # both ended with the last batch
-    local_papers, local_vecs = _by_id(local_build)
-    papers, vecs = _by_id(db)
+    local_papers, local_vecs = by_id(local_build)
+    papers, vecs = by_id(db)
     assert max(float(np.abs(vecs[pid] - local_vecs[pid]).max()) for pid in local_vecs) <= 1e-5
     assert [papers[pid].topic_id for pid in sorted(local_papers)] == \
         [local_papers[pid].topic_id for pid in sorted(local_papers)]
