@@ -116,13 +116,10 @@ def build_command(listings, db, fmt, venue, year, strict, include_rejected, max_
     if address and engine != "ray":
         raise click.UsageError("--address is the Ray cluster's address: it needs --engine ray")
     run_engine = _ray_engine(address, workers, precision, tldr_backend) if engine == "ray" else None
-    if precision == "bf16":  # refused before anything is read when this CPU has no native bf16
-        from ..enrich.embed import resolve_precision
+    from ..enrich.embed import precision_warning
 
-        try:
-            resolve_precision(precision)
-        except ValueError as e:
-            raise click.UsageError(f"--precision bf16: {e}") from e
+    if warning := precision_warning(precision):  # run as asked, but said before anything is read
+        click.echo(f"warning: {warning}", err=True)
     formats = list(fmt) * len(listings) if len(fmt) == 1 else (list(fmt) or None)
     path = Path(db) if db else Path(settings.db or DEFAULT_DB)
     backends: dict[str, object] = {}

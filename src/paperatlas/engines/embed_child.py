@@ -125,7 +125,7 @@ class ChildEmbedder:
     Raises:
         EmbedderUnavailable: the model's package (or sentence-transformers) is missing in the child; the message
             names the package to install (with ``wait=False``: from the first :meth:`encode`).
-        ValueError: an unknown precision, or bf16 on a CPU without native bf16.
+        ValueError: an unknown precision.
         RuntimeError: the child failed to start or load the model otherwise (the message carries its error).
     """
 
