@@ -8,12 +8,11 @@ threshold and gives the related papers exact search gives.
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import SAMPLE
+from conftest import ICML200, SAMPLE
 from paperatlas.build import build
 from paperatlas.enrich import lexical
 from paperatlas.recommend import Recommender, _atlas_text, recommender_for
@@ -22,8 +21,6 @@ from paperatlas.search.ann import NeighbourIndex
 from paperatlas.search.neighbours import STORED, neighbour_index
 from paperatlas.search.representation import paper_vectors
 from paperatlas.store import Atlas
-
-ICML200 = Path(__file__).parent / "fixtures" / "icml2019_200.json"
 
 
 def test_the_recommenders_tfidf_is_stored_by_the_build_and_used(sample_atlas):

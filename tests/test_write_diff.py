@@ -8,11 +8,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from conftest import ICML200
 from paperatlas import sources
 from paperatlas.sources.merge import merge_papers
 from paperatlas.store import sqlite as store
-
-ICML200 = Path(__file__).parent / "fixtures" / "icml2019_200.json"
 
 
 def _papers():

@@ -187,11 +187,13 @@ def precision_warning(precision: str) -> str | None:
     from .precision import cached_calibration
 
     cal = cached_calibration(MiniLMEmbedder.name)  # read without importing torch
-    speeds = cal.papers_per_s if cal is not None else {}
-    if precision != getattr(cal, "chosen", precision) and precision in speeds and cal.chosen in speeds:
+    if cal is not None:
+        speeds = cal.papers_per_s
+        if precision == cal.chosen or not {precision, cal.chosen} <= speeds.keys():
+            return None
         return (f"--precision {precision}: {speeds[precision]:.1f} papers/s measured on this machine, against "
                 f"{speeds[cal.chosen]:.1f} for {cal.chosen} (what --precision auto runs)")
-    if cal is None and precision == "bf16" and not bf16_native():
+    if precision == "bf16" and not bf16_native():
         return ("--precision bf16: oneDNN reports no native bfloat16 on this CPU (AMX or AVX512-BF16), where bf16 is "
                 "usually emulated and several times slower than fp32; --precision auto measures both")
     return None
