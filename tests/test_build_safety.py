@@ -136,9 +136,7 @@ def test_a_10_mb_line_of_junk_is_refused_and_the_atlas_is_byte_identical(atlas, 
     junk = tmp_path / "junk.md"
     junk.write_bytes(b"x" * 10_000_000)
     before = _digest(atlas)
-    t0 = time.perf_counter()
-    res = CliRunner().invoke(main, ["build", str(junk), "--db", str(atlas)])
-    assert time.perf_counter() - t0 < 10
+    res = CliRunner().invoke(main, ["build", str(junk), "--db", str(atlas)])  # its time: hostile_inputs.py
     assert res.exit_code == 1 and "unrecognised listing format" in res.output and "Traceback" not in res.output
     assert _digest(atlas) == before
 
@@ -179,10 +177,8 @@ def test_huge_abstract_is_cut_and_the_cli_says_so(tmp_path, fast_model):
     end = text.index("\n", first)
     listing.write_text(text[:end] + " and so on" * 1_000_000 + text[end:])  # a 10 MB abstract
     db = tmp_path / "atlas.db"
-    t0 = time.perf_counter()
-    res = CliRunner().invoke(main, ["build", str(listing), "--db", str(db)])
+    res = CliRunner().invoke(main, ["build", str(listing), "--db", str(db)])  # its time: hostile_inputs.py
     assert res.exit_code == 0, res.output
-    assert time.perf_counter() - t0 < 40
     assert f"warning: {listing}:3: abstract of 10,00" in res.stderr and "cut to 20,000" in res.stderr
     assert max(len(p.abstract) for p in Atlas(db).papers) <= 20_000
 

@@ -14,7 +14,6 @@ import html
 import json
 import re
 import sqlite3
-import time
 import warnings
 
 import pytest
@@ -162,9 +161,7 @@ def test_an_export_entry_over_a_limit_is_skipped_named_and_counted(base, export,
     # into a fresh atlas: the other entry is imported, the oversize one is not
     fresh = tmp_path / "fresh.db"
     fresh.write_bytes(base.read_bytes())
-    t = time.perf_counter()
     res = cli("list", "import", bad, "--db", fresh)
-    assert time.perf_counter() - t < 20
     assert res.exit_code == 0, res.output
     assert res.stderr == f"skipped: {bad}: {key}[{index}]: {message}\n"
     n_entries, n_overrides = (1, 1) if key == "entries" else (2, 0)

@@ -10,7 +10,6 @@ variants of the real fixtures, and the input bounds (huge abstracts, deep JSON n
 from __future__ import annotations
 
 import json
-import time
 import warnings
 from dataclasses import replace
 
@@ -200,10 +199,8 @@ def test_huge_markdown_abstract_is_cut_with_a_warning_naming_file_and_line(tmp_p
     lines[i] += " and more words" * 700_000  # 10 MB
     path = tmp_path / "iclr2021.md"
     path.write_text("\n".join(lines))
-    t0 = time.perf_counter()
     with pytest.warns(SourceWarning, match=r"iclr2021\.md:3: abstract of [\d,]+ characters cut to 20,000"):
-        papers = sources.read(path)
-    assert time.perf_counter() - t0 < 15
+        papers = sources.read(path)  # its time: benchmarks/hostile_inputs.py --only abstract
     assert len(papers) == 12 and len(papers[0].abstract) <= MAX_ABSTRACT_CHARS
 
 
@@ -230,10 +227,9 @@ def test_nested_field_value_is_a_source_error_naming_record_and_field(tmp_path):
         assert len(sources.read(path)) == len(recs) - 1
 
 
-def test_a_10_mb_line_of_junk_is_rejected_quickly(tmp_path):
+def test_a_10_mb_line_of_junk_is_rejected(tmp_path):
+    """Refused with the file named (its time: ``benchmarks/hostile_inputs.py --only junk``)."""
     path = tmp_path / "junk.md"
     path.write_bytes(b"#-[{ junk \xc3\xa9 " * 700_000)
-    t0 = time.perf_counter()
     with pytest.raises(SourceError, match=r"junk\.md: unrecognised listing format"):
         sources.read(path)
-    assert time.perf_counter() - t0 < 5

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paperatlas import overrides
 from paperatlas import readinglist as rl
 from paperatlas.cli import main
 from paperatlas.model import Link
@@ -303,13 +303,19 @@ def test_create_app_access_token(sample_atlas):
 # --- 6. bounded work ---------------------------------------------------------------------------------------------
 
 
-def test_parse_keyphrases_is_linear_and_bounded():
-    t = time.perf_counter()
+def test_parse_keyphrases_is_linear_and_bounded(monkeypatch):
+    """Only the first MAX_KEYPHRASES distinct phrases are checked and kept, however many the field holds (its time
+    on these inputs: ``benchmarks/hostile_inputs.py --only keyphrases``)."""
+    checked: list[str] = []
+    real_check = overrides.check_keyphrase
+    monkeypatch.setattr(overrides, "check_keyphrase", lambda k, paper=None: checked.append(k) or real_check(k, paper))
     with pytest.raises(ValueError, match="more than 50"):
         parse_keyphrases(";".join(f"phrase {i}" for i in range(100_000)))
     many_repeats = ";".join(["same"] * 200_000 + [f"k{i}" for i in range(MAX_KEYPHRASES - 1)])
+    assert len(checked) == MAX_KEYPHRASES  # the other 99,950 are only counted
+    checked.clear()
     assert len(parse_keyphrases(many_repeats)) == MAX_KEYPHRASES  # repeats do not count
-    assert time.perf_counter() - t < 2
+    assert len(checked) == MAX_KEYPHRASES
     with pytest.raises(ValueError, match="longer than 100"):
         parse_keyphrases("ok; " + "x" * 101)
     assert parse_keyphrases("a; b ;A; c   d;;") == ["a", "b", "c d"]
@@ -334,10 +340,9 @@ def test_notes_and_edits_are_bounded(app_db):
     assert post(f"/paper/{pid}/edit", keyphrases=";".join(f"k{i}" for i in range(51))).status_code == 400
     assert post(f"/paper/{pid}/edit", keyphrases="a; " + "b" * 101).status_code == 400
     assert post(f"/paper/{pid}/edit", tldr="t" * 5001).status_code == 400
-    t = time.perf_counter()
+    # their time: benchmarks/hostile_inputs.py --only edit
     assert post(f"/paper/{pid}/edit", keyphrases=";".join(f"k{i}" for i in range(100_000))).status_code == 400
     assert post(f"/paper/{pid}/edit", keyphrases=";".join(f"k{i}" for i in range(200_000))).status_code == 413
-    assert time.perf_counter() - t < 5
 
 
 @pytest.mark.parametrize(("query", "status"), [
