@@ -69,8 +69,8 @@ def st_old(texts: list[str]) -> np.ndarray:
 
 
 def onnx_variant(kind: str, workdir: Path):
-    """An :class:`~paperatlas.enrich.query_embed.OnnxQueryEmbedder` on the plain, optimised or int8 graph."""
-    from paperatlas.enrich.query_embed import OnnxQueryEmbedder, export_onnx
+    """An :class:`~paperatlas.enrich.query_embed.OnnxEmbedder` on the plain, optimised or int8 graph."""
+    from paperatlas.enrich.query_embed import OnnxEmbedder, export_onnx
 
     path = export_onnx(quiet=True)
     if kind == "opt":
@@ -87,7 +87,7 @@ def onnx_variant(kind: str, workdir: Path):
         if not q.exists():
             quantize_dynamic(str(path), str(q), weight_type=QuantType.QInt8)
         path = q
-    return OnnxQueryEmbedder(path)
+    return OnnxEmbedder(path)
 
 
 def sorted_encode(encode, texts: list[str], batch: int = 32) -> np.ndarray:

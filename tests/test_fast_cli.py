@@ -29,7 +29,7 @@ def fast(model_cache):
 
 
 def test_the_onnx_query_vectors_equal_sentence_transformers(fast):
-    assert isinstance(fast, query_embed.OnnxQueryEmbedder)
+    assert isinstance(fast, query_embed.OnnxEmbedder)
     slow = get_embedder(precision="fp32")
     a, b = slow.encode(QUERIES), fast.encode(QUERIES)
     assert a.shape == b.shape == (len(QUERIES), 384)
@@ -63,6 +63,6 @@ def test_without_onnxruntime_the_query_model_falls_back_to_sentence_transformers
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime -> ImportError
     monkeypatch.setattr(query_embed, "_FAST", {})
     model = query_embed.query_embedder()
-    assert not isinstance(model, query_embed.OnnxQueryEmbedder)
+    assert not isinstance(model, query_embed.OnnxEmbedder)
     res = search_results(Atlas(sample_atlas), "Hopfield networks", embed_query=lambda s: model.encode([s])[0])
     assert res.n_keyword == 2

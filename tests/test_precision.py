@@ -27,8 +27,12 @@ def _vectors(n: int, seed: int = 0) -> np.ndarray:
 
 
 def _paths(delay: dict[str, float], scramble: set[str] = frozenset()):
-    """A stand-in model: each path sleeps ``delay[path]`` s per text; a scrambled path returns other neighbours."""
+    """A stand-in model: each path sleeps ``delay[path]`` s per text; a scrambled path returns other neighbours; a path
+    without a delay cannot run here (RuntimeError, as torch says of a path this CPU cannot run)."""
     def encode_with(path):
+        if path not in delay:
+            raise RuntimeError(f"{path} cannot run here")
+
         def encode(texts):
             time.sleep(delay[path] * len(texts))
             v = _vectors(len(texts))
@@ -111,8 +115,9 @@ def test_auto_measures_once_and_the_build_report_names_the_choice(model_cache, t
     model = MiniLMEmbedder(precision="auto")
     cal = prec.cached_calibration(MiniLMEmbedder.name)
     assert cal is not None and model.precision == cal.chosen
-    assert set(cal.papers_per_s) == {"fp32", "bf16"}  # measured on every CPU, with or without native bf16
-    assert cal.overlap["bf16"] >= 0.95 if "bf16" not in cal.probed else cal.chosen == "fp32"
+    assert set(cal.papers_per_s) == {"fp32", "bf16", "onnx-fp32"}  # on every CPU, with or without native bf16
+    assert cal.overlap["bf16"] >= 0.95 if "bf16" not in cal.probed else cal.chosen != "bf16"
+    assert cal.overlap["onnx-fp32"] == 1.0 if "onnx-fp32" not in cal.probed else cal.chosen != "onnx-fp32"
     assert cal.one_thread_papers_per_s > 0 and cal.parallel in ("threads", "processes")
     stamp = prec.calibration_path(MiniLMEmbedder.name).stat().st_mtime_ns
     assert resolve_precision("auto") == cal.chosen

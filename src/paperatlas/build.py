@@ -58,7 +58,7 @@ def local_engine(precision: str, embedder: Embedder | None, n_papers: int) -> Lo
     (:func:`~paperatlas.enrich.embed.embedding_processes`).
 
     Args:
-        precision: ``auto``, ``fp32`` or ``bf16``.
+        precision: one of :data:`~paperatlas.enrich.embed.PRECISIONS`.
         embedder: a given embedder (then always in this process), or None for the default model.
         n_papers: the papers of the build (or of the atlas being rebuilt).
 

@@ -60,13 +60,13 @@ _BACKENDS = backend_choices()
               help="Replace the atlas even when the listings yield no papers or would keep fewer than half of its "
               "papers (such a build is otherwise refused and the atlas left as it is).")
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed of clustering and map layout.")
-@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
-              envvar="PAPERATLAS_PRECISION",
-              help="Arithmetic of the embedding model: auto times fp32 and bf16 on this machine once (10-40 s, "
-              "cached) and keeps the faster one that finds the same neighbours (bf16 was 1.9x faster on one "
-              "2-core CPU, 0.8x on another with the same flags, 0.2x on one without native bf16), and one torch "
-              "thread per process against all; the build report says which and why "
-              "[env PAPERATLAS_PRECISION].")
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16", "onnx-fp32"]), default="auto",
+              show_default=True, envvar="PAPERATLAS_PRECISION",
+              help="How the embedding model runs: auto times fp32 and bf16 (torch) and onnx-fp32 (ONNX Runtime, "
+              "the same vectors) on this machine once (20-60 s, cached) and keeps the fastest that finds the same "
+              "neighbours (bf16 was 1.9x fp32 on one 2-core CPU, 0.8x on another with the same flags, 0.2x on one "
+              "without native bf16; onnx-fp32 1.2x there), and one thread per process against all; the build "
+              "report says which and why [env PAPERATLAS_PRECISION].")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where the per-paper work (embedding, keyphrases, TL;DRs) runs: in this process, or as Ray Data "
               "batch jobs on a Ray cluster (pip install 'paperatlas[ray]'; a local cluster without --address).")

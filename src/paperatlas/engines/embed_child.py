@@ -11,9 +11,10 @@ imports the caller's main script again in the child, which reruns the build of a
 
 Only bytes travel between the two, through the child's stdin and stdout, each message an 8-byte little-endian
 length and the payload: the texts as UTF-8 JSON one way, the vectors as raw little-endian float32 rows the other
-(no Python objects are serialised). The child runs the same :class:`~paperatlas.enrich.embed.MiniLMEmbedder` on
-the same batches as the parent would, so the vectors are the in-process ones (bit for bit on this machine; the
-tests allow 1e-6).
+(no Python objects are serialised). The child runs the same embedder on the same batches as the parent would
+(:func:`load_embedder`: :class:`~paperatlas.enrich.embed.MiniLMEmbedder`, or for the ``onnx-fp32`` path
+:class:`~paperatlas.enrich.query_embed.OnnxEmbedder`, which loads no torch), so the vectors are the in-process ones
+(bit for bit on this machine; the tests allow 1e-6).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ..enrich.embed import EmbedderUnavailable, MiniLMEmbedder
+from ..enrich.embed import EmbedderUnavailable, MiniLMEmbedder, resolve_precision
 from ..memory import trim_heap
 
 #: first byte of a message from the child: R(eady) + precision, V(ectors) + float32 rows, E(rror) + JSON
@@ -59,6 +60,35 @@ def _error(e: BaseException) -> bytes:
     return _ERROR + json.dumps({"kind": type(e).__name__, "message": str(e)}).encode()
 
 
+def load_embedder(precision: str, batch_size: int = 32, threads: int = 0):
+    """The embedder of the path ``precision`` resolves to, on ``threads`` intra-op threads.
+
+    Args:
+        precision: one of :data:`paperatlas.enrich.embed.PRECISIONS` (resolved here:
+            :func:`~paperatlas.enrich.embed.resolve_precision`).
+        batch_size: texts per forward pass of the torch paths.
+        threads: intra-op threads; 0 for the library's default (one per core).
+
+    Returns:
+        An :class:`~paperatlas.enrich.query_embed.OnnxEmbedder` for ``onnx-fp32`` (torch is not imported), else a
+        :class:`~paperatlas.enrich.embed.MiniLMEmbedder` (which measures this machine first under ``auto`` when
+        it has not been measured).
+
+    Raises:
+        EmbedderUnavailable: a package is missing (named).
+        ValueError: an unknown precision.
+    """
+    if resolve_precision(precision) == "onnx-fp32":
+        from ..enrich.query_embed import onnx_embedder
+
+        return onnx_embedder(threads or None)
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    return MiniLMEmbedder(batch_size=batch_size, precision=precision)
+
+
 def main(argv: list[str] | None = None) -> None:
     """The child: load the model, then answer each message of texts with their vectors until stdin closes.
 
@@ -73,17 +103,11 @@ def main(argv: list[str] | None = None) -> None:
     os.dup2(2, 1)
     inp = sys.stdin.buffer
     try:
-        if int(threads):
-            import torch
-
-            torch.set_num_threads(int(threads))
-        model = MiniLMEmbedder(batch_size=int(batch_size), precision=precision)
+        model = load_embedder(precision, int(batch_size), int(threads))
     except Exception as e:  # noqa: BLE001 - every failure is the parent's to report
         _send(out, _error(e))
         return
-    import torch
-
-    own_threads = torch.get_num_threads()  # what this child runs on when no core is spared (a "spare" setting)
+    own_threads = model.threads  # what this child runs on when no core is spared (a "spare" setting)
     _send(out, _READY + model.precision.encode())
     while True:
         try:
@@ -92,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
             os._exit(0)  # interpreter's teardown of torch (seconds on a busy machine, nothing to keep)
         if isinstance(texts, dict):  # a setting, not texts: no answer
             if "spare" in texts:
-                torch.set_num_threads(max(1, own_threads - int(texts["spare"])))
+                model.set_threads(max(1, own_threads - int(texts["spare"])))
             continue
         try:
             vectors = model.encode(texts)
@@ -104,23 +128,24 @@ def main(argv: list[str] | None = None) -> None:
 
 
 class ChildEmbedder:
-    """:class:`~paperatlas.enrich.embed.MiniLMEmbedder` run in a child process (the :class:`Embedder` protocol).
+    """The embedding model run in a child process (the :class:`Embedder` protocol; :func:`load_embedder`).
 
-    Start-up loads torch and the model in the child (3-5 s, as in-process). With ``wait=False`` the constructor
-    returns at once and the model loads while the caller does other work; the first :meth:`encode` (or reading
-    :attr:`precision`) waits for it and raises what the start-up raised. :meth:`close` (or leaving a ``with`` block)
-    ends the child and with it all the memory the model took. The child's warnings go to this process's stderr.
+    Start-up loads the model in the child (3-9 s with torch, as in-process; ~0.5 s for ``onnx-fp32``). With
+    ``wait=False`` the constructor returns at once and the model loads while the caller does other work; the first
+    :meth:`encode` (or reading :attr:`precision`) waits for it and raises what the start-up raised. :meth:`close` (or
+    leaving a ``with`` block) ends the child and with it all the memory the model took. The child's warnings go to
+    this process's stderr.
 
     :meth:`encode` may run in another thread than the one that made the embedder (one call at a time), so the
     caller can work while the child embeds (:class:`~paperatlas.engines.local.LocalEngine`).
 
     Args:
-        precision: ``auto``, ``fp32`` or ``bf16`` (:func:`paperatlas.enrich.embed.resolve_precision`, run in the
-            child).
+        precision: one of :data:`paperatlas.enrich.embed.PRECISIONS` (resolved in the child:
+            :func:`paperatlas.enrich.embed.resolve_precision`).
         batch_size: texts per forward pass (default 32, as in-process).
         wait: wait here until the model is loaded (default); False to return at once.
-        threads: torch threads in the child; None for torch's default (one per core). One per child when a build
-            runs a child per core (:func:`paperatlas.enrich.embed.embedding_processes`).
+        threads: intra-op threads in the child; None for the library's default (one per core). One per child when
+            a build runs a child per core (:func:`paperatlas.enrich.embed.embedding_processes`).
 
     Raises:
         EmbedderUnavailable: the model's package (or sentence-transformers) is missing in the child; the message
@@ -155,7 +180,7 @@ class ChildEmbedder:
 
     @property
     def precision(self) -> str:
-        """The arithmetic the child runs, ``fp32`` or ``bf16`` (waits for the model to load)."""
+        """The path the child runs, one of :data:`paperatlas.enrich.embed.PATHS` (waits for the model to load)."""
         return self._wait_ready()
 
     def _wait_ready(self) -> str:

@@ -47,7 +47,7 @@ class LocalEngine(EngineBase):
     and kept for the next build in this process (:func:`get_embedder`), and each batch is embedded then annotated.
 
     Args:
-        precision: the embedding model's arithmetic (``auto``, ``fp32``, ``bf16``).
+        precision: how the embedding model runs (one of :data:`paperatlas.enrich.embed.PRECISIONS`).
         batch_size: papers per batch (default 256).
         embedder: an embedder to use instead of the default model (tests, benchmarks).
         embed_in_child: run the default model in a child process (ignored when ``embedder`` is given).

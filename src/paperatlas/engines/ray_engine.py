@@ -57,6 +57,7 @@ class _Worker:
 
         self.kx = ray.get(kx_ref[0])  # the ref is wrapped so the actor's constructor arguments stay small
         self.precision = precision
+        self.threads = max(1, threads)
         self._get_embedder = get_embedder
         self.embedder = None
 
@@ -67,6 +68,7 @@ class _Worker:
                                                 batch["embed"], batch["tldr"], batch["keyphrases"], strict=True)]
         if self.embedder is None and any(it.embed for it in items):
             self.embedder = self._get_embedder(precision=self.precision)
+            self.embedder.set_threads(self.threads)  # the CPUs this actor reserved (onnx-fp32 starts on all)
         res = enrich_batch(items, self.kx, self.embedder)
         dim = self.embedder.dim if self.embedder else 384
         vectors = np.zeros((len(items), dim), dtype=np.float32)
@@ -93,9 +95,10 @@ class RayEngine(EngineBase):
     Args:
         address: the cluster's address, or None for a local cluster started for this build.
         workers: worker actors (default: the cluster's CPUs / ``cpus_per_worker``, at least 1).
-        precision: the embedding model's arithmetic (``auto``, ``fp32``, ``bf16``), resolved on each worker.
+        precision: how the embedding model runs (one of :data:`paperatlas.enrich.embed.PRECISIONS`), resolved on
+            each worker.
         batch_size: papers per batch.
-        cpus_per_worker: CPUs each actor reserves (and torch threads it uses), default 1.
+        cpus_per_worker: CPUs each actor reserves (and the embedding threads it uses), default 1.
 
     Raises:
         RayUnavailable: ray is not installed.

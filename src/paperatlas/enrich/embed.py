@@ -69,8 +69,12 @@ def calibration_texts() -> list[str]:
     return [paper_text(p.title, p.abstract) for p in read(sample) if p.abstract]
 
 
-#: ``--precision`` choices: ``auto`` is the path measured fastest on this machine (:mod:`.precision`)
-PRECISIONS = ("auto", "fp32", "bf16")
+#: ``--precision`` choices: ``auto`` is the path measured fastest on this machine (:mod:`.precision`); ``fp32`` and
+#: ``bf16`` run sentence-transformers (torch), ``onnx-fp32`` the same model's ONNX export on ONNX Runtime
+#: (:class:`paperatlas.enrich.query_embed.OnnxEmbedder`: fp32, vectors equal to ``fp32``'s within 1e-6, no torch)
+PRECISIONS = ("auto", "fp32", "bf16", "onnx-fp32")
+#: the paths ``auto`` can choose (:mod:`.precision`)
+PATHS = ("fp32", "bf16", "onnx-fp32")
 #: a batch's token width is padded up to a multiple of this (the tokenizer's ``pad_to_multiple_of``), so a long
 #: embedding allocates tensors of a few shapes only and the allocator reuses them instead of fragmenting its heap.
 #: Measured on this project's 2-core AMD EPYC (4,096 abstracts of the paperlists dumps in messages of 256, bf16,
@@ -150,7 +154,7 @@ def resolve_precision(precision: str) -> str:
         precision: one of :data:`PRECISIONS`.
 
     Returns:
-        ``"fp32"``, ``"bf16"``, or ``"auto"`` while this machine's measurement is still to be made.
+        One of :data:`PATHS`, or ``"auto"`` while this machine's measurement is still to be made.
 
     Raises:
         ValueError: for a precision not in :data:`PRECISIONS`. ``bf16`` asked for is run on any CPU (where it is
@@ -169,7 +173,7 @@ def resolve_precision(precision: str) -> str:
 
 
 def precision_warning(precision: str) -> str | None:
-    """Why an arithmetic asked for (``--precision fp32|bf16``) is likely slower here than ``auto``'s, or None.
+    """Why a path asked for (``--precision fp32|bf16|onnx-fp32``) is likely slower here than ``auto``'s, or None.
 
     From this machine's measurement when there is one (:func:`paperatlas.enrich.precision.cached_calibration`): the
     path asked for against the one ``auto`` chose, in papers/s. Without a measurement, for ``bf16`` where oneDNN
@@ -182,7 +186,7 @@ def precision_warning(precision: str) -> str | None:
     Returns:
         One line for stderr, or None.
     """
-    if precision not in ("fp32", "bf16"):
+    if precision not in PATHS:
         return None
     from .precision import cached_calibration
 
@@ -211,7 +215,8 @@ class MiniLMEmbedder:
     Args:
         batch_size: number of texts encoded at a time (default 32).
         precision: ``auto`` (the path measured fastest here, :func:`resolve_precision`; measured now when this
-            machine has not been yet, which adds ~10 s once), ``fp32`` or ``bf16``.
+            machine has not been yet, which adds ~20 s once), or one of :data:`PATHS` (``onnx-fp32``: ONNX Runtime
+            embeds, :meth:`_encode`; :func:`get_embedder` gives that path without loading torch at all).
 
     Raises:
         EmbedderUnavailable: when the package (or sentence-transformers) is missing.
@@ -237,6 +242,7 @@ class MiniLMEmbedder:
             ) from e
         self.batch_size = batch_size
         self.precision = resolve_precision(precision)
+        self._onnx = None  # the onnx-fp32 path's embedder, made when first used
         try:  # no "Loading weights" bar on every start
             from transformers.utils import logging as hf_logging
 
@@ -251,7 +257,8 @@ class MiniLMEmbedder:
         if self.precision == "auto":  # this machine's first use of the model: time the paths, keep the fastest
             from .precision import calibrate, cores, save_calibration
 
-            cal = calibrate(lambda path: lambda texts: self._encode(texts, path), self.name, calibration_texts())
+            cal = calibrate(lambda path: lambda texts: self._encode(texts, path), self.name, calibration_texts(),
+                            paths=PATHS)
             if cal.threads >= cores():  # not a process held to fewer threads (a Ray worker, a child per core)
                 save_calibration(cal)
             self.precision = cal.chosen
@@ -269,11 +276,35 @@ class MiniLMEmbedder:
         """
         return self._encode(texts, self.precision, progress)
 
-    def _encode(self, texts: list[str], precision: str,
-                progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """:meth:`encode` at ``precision`` (``fp32`` or ``bf16``)."""
+    @property
+    def threads(self) -> int:
+        """Torch's intra-op threads now (process-wide)."""
         import torch
 
+        return torch.get_num_threads()
+
+    def set_threads(self, threads: int) -> None:
+        """Run the next calls on ``threads`` torch intra-op threads (at least 1; process-wide, as torch's are)."""
+        import torch
+
+        torch.set_num_threads(max(1, int(threads)))
+
+    def _encode(self, texts: list[str], precision: str,
+                progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """:meth:`encode` at ``precision``, one of :data:`PATHS`.
+
+        ``onnx-fp32`` runs on as many ONNX Runtime threads as torch has now, so the calibration's one-thread timing
+        holds for it too.
+        """
+        import torch
+
+        if precision == "onnx-fp32":
+            if self._onnx is None:
+                from .query_embed import onnx_embedder
+
+                self._onnx = onnx_embedder()
+            self._onnx.set_threads(torch.get_num_threads())
+            return self._onnx.encode(texts, progress)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")  # longest first: batches pad less
         autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if precision == "bf16"
@@ -298,10 +329,11 @@ def get_embedder(name: str = DEFAULT_MODEL, precision: str = "auto") -> Embedder
 
     Args:
         name: ``"all-MiniLM-L6-v2"`` (the default) or the versioned name recorded with stored vectors.
-        precision: ``auto``, ``fp32`` or ``bf16`` (see :func:`resolve_precision`).
+        precision: one of :data:`PRECISIONS` (see :func:`resolve_precision`).
 
     Returns:
-        The shared :class:`MiniLMEmbedder`.
+        The shared :class:`MiniLMEmbedder`; for ``onnx-fp32`` (asked for, or ``auto``'s measured choice) an
+        :class:`~paperatlas.enrich.query_embed.OnnxEmbedder` on one thread per core, which never imports torch.
 
     Raises:
         ValueError: for unknown names or precisions.
@@ -310,6 +342,10 @@ def get_embedder(name: str = DEFAULT_MODEL, precision: str = "auto") -> Embedder
     if name not in (DEFAULT_MODEL, MiniLMEmbedder.name):
         raise ValueError(f"unknown embedding model {name!r}; available: {DEFAULT_MODEL}")
     key = f"{DEFAULT_MODEL}/{resolve_precision(precision)}"  # "auto" until this machine is measured
+    if key == f"{DEFAULT_MODEL}/onnx-fp32" and key not in _CACHE:
+        from .query_embed import onnx_embedder
+
+        _CACHE[key] = onnx_embedder()
     if key not in _CACHE:
         model = MiniLMEmbedder(precision=precision)
         _CACHE[key] = _CACHE[f"{DEFAULT_MODEL}/{model.precision}"] = model  # "auto" is now known here too

