@@ -24,9 +24,10 @@ stages at full size in minutes. ``--build-only`` skips the HTTP figures.
 **Ratios** (issue 31: figures comparable across machines): before the first size the model is loaded once, which
 makes ``--precision auto``'s measurement on this machine (:mod:`paperatlas.enrich.precision`; printed). For each
 size the **embedding alone** is timed in a fresh process on the very texts the build embeds (the listing read and
-merged as the build does, the model loaded and every text embedded at the precision the build used), before the
-build and, with ``--bare-runs 2`` (the default), again after it; the table gives the build's wall time over the mean
-of the two (``build/embed``), so what the other stages add is read as a ratio, not as seconds of one CPU.
+merged as the build does, the model loaded and every text embedded at the precision the build used, in as many
+single-threaded child processes as the build runs for that size, else in one process), before the build and, with
+``--bare-runs 2`` (the default), again after it; the table gives the build's wall time over the mean of the two
+(``build/embed``), so what the other stages add is read as a ratio, not as seconds of one CPU.
 ``--bare-sample 0.25`` times the embedding alone on a seeded random quarter of those texts and scales it up (where
 a whole 42k embedding alone takes most of an hour: a CPU without native bf16); the build itself is always whole.
 
@@ -82,8 +83,9 @@ print("REPORT " + json.dumps({"stages": rep.stage_seconds, "wall": wall, "rss": 
 
 
 _BARE = r"""
-import json, sys, time
-from paperatlas.enrich.embed import MiniLMEmbedder, paper_text
+import json, queue, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from paperatlas.enrich.embed import get_embedder, paper_text
 try:
     from paperatlas.enrich.embed import precision_note
 except ImportError:  # an older checkout (--src): auto read CPU flags
@@ -92,18 +94,45 @@ except ImportError:  # an older checkout (--src): auto read CPU flags
 from paperatlas.sources import read
 from paperatlas.sources.merge import merge_papers
 args = json.loads(sys.argv[1])
+texts = [paper_text(p.title, p.abstract) for p in merge_papers(read(args["listing"]))] if args.get("listing") else []
+n_all, procs, precision = len(texts), 1, args["precision"]
+try:  # the build's own arrangement: a single-threaded child per core where it would run them
+    from paperatlas.build import local_engine
+    if texts:
+        eng = local_engine(precision, None, n_all)
+        procs, precision = (eng.processes, eng.precision) if eng.processes > 1 else (1, precision)
+except (ImportError, TypeError, AttributeError):  # an older checkout
+    pass
 t0 = time.perf_counter()
-model = MiniLMEmbedder(precision=args["precision"])
+if procs > 1:
+    from paperatlas.engines.embed_child import ChildEmbedder
+    kids = [ChildEmbedder(precision=precision, wait=False, threads=1) for _ in range(procs)]
+    name = [k.precision for k in kids][0]  # waits until every child has loaded the model
+else:
+    model = get_embedder(precision=precision)
+    name = model.precision
 load = time.perf_counter() - t0
-out = {"precision": model.precision, "note": precision_note(args["precision"]), "load": load}
-if args.get("listing"):
-    texts = [paper_text(p.title, p.abstract) for p in merge_papers(read(args["listing"]))]
-    n_all, share = len(texts), args.get("sample", 1.0)
+out = {"precision": name, "note": precision_note(args["precision"]), "load": load, "processes": procs}
+if texts:
+    share = args.get("sample", 1.0)
     if share < 1.0:  # a seeded random share of the texts: the same mix of lengths, timed and scaled up
         import random
         texts = random.Random(0).sample(texts, max(1, round(share * n_all)))
     t1 = time.perf_counter()
-    model.encode(texts)
+    if procs > 1:  # messages of 256 texts to whichever child is free, as the local engine sends them
+        todo = queue.Queue()
+        for i in range(0, len(texts), 256):
+            todo.put(texts[i:i + 256])
+        def work(kid):
+            while True:
+                try:
+                    kid.encode(todo.get_nowait())
+                except queue.Empty:
+                    return
+        with ThreadPoolExecutor(procs) as ex:
+            list(ex.map(work, kids))
+    else:
+        model.encode(texts)
     out.update(n=n_all, sampled=len(texts), encode=(time.perf_counter() - t1) * n_all / len(texts))
 print("BARE " + json.dumps(out))
 """

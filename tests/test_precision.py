@@ -141,6 +141,10 @@ def test_a_build_runs_a_child_per_core_only_where_that_was_measured_faster(model
     big = local_engine("auto", None, PROCESSES_MAX_PAPERS)  # the memory of two children: one child
     assert big.processes == 1 and big.embed_in_child
     assert local_engine("fp32", None, PROCESSES_MIN_PAPERS).processes == 1  # a precision asked for: not measured
+    cal.chosen = "onnx-fp32"  # a child of ONNX Runtime holds ~0.23 GB, not ~0.7: a child per core at any size
+    prec.save_calibration(cal)
+    big = local_engine("auto", None, 10 * PROCESSES_MAX_PAPERS)
+    assert big.processes == 2 and big.precision == "onnx-fp32"
     monkeypatch.setenv("PAPERATLAS_PRECISION", "bf16")
     assert local_engine("auto", None, PROCESSES_MIN_PAPERS).processes == 1
 

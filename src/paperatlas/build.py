@@ -44,8 +44,10 @@ EMBED_IN_CHILD_MIN_PAPERS = 5_000
 #: threads on this project's 2-core AMD EPYC), builds of this many papers or more embed in that many children; below
 #: it the children's start-up (~4 s) is not won back
 PROCESSES_MIN_PAPERS = 1_000
-#: ... and fewer than this many: each child holds ~0.7 GB while the build process holds its keyphrase statistics, so a
-#: larger build keeps one child (the 42k build's peak, build + child, stays under 2 GB)
+#: ... and fewer than this many when the children run torch: each torch child holds ~0.7 GB while the build process
+#: holds its keyphrase statistics, so a larger build keeps one child (the 42k build's peak, build + child, stays under
+#: 2 GB). An ``onnx-fp32`` child holds ~0.23 GB (peak RSS 225 MiB embedding 600 abstracts on one thread, against 832
+#: MiB for torch fp32), so that path runs a child per core at any size from :data:`PROCESSES_MIN_PAPERS`
 PROCESSES_MAX_PAPERS = 20_000
 
 
@@ -53,9 +55,9 @@ def local_engine(precision: str, embedder: Embedder | None, n_papers: int) -> Lo
     """The local engine for a build of ``n_papers`` papers: where its embedding runs, and in how many processes.
 
     In this process below :data:`EMBED_IN_CHILD_MIN_PAPERS` papers (the model is kept for the next build of the
-    process), in one child from there; in a child per core from :data:`PROCESSES_MIN_PAPERS` to
-    :data:`PROCESSES_MAX_PAPERS` papers when this machine measured that faster
-    (:func:`~paperatlas.enrich.embed.embedding_processes`).
+    process), in one child from there; in a child per core from :data:`PROCESSES_MIN_PAPERS` papers when this
+    machine measured that faster (:func:`~paperatlas.enrich.embed.embedding_processes`), up to
+    :data:`PROCESSES_MAX_PAPERS` papers unless the measured path is ``onnx-fp32`` (a small child).
 
     Args:
         precision: one of :data:`~paperatlas.enrich.embed.PRECISIONS`.
@@ -66,9 +68,11 @@ def local_engine(precision: str, embedder: Embedder | None, n_papers: int) -> Lo
         The :class:`~paperatlas.engines.local.LocalEngine`.
     """
     processes = embedding_processes(precision) if embedder is None else 1
-    many = processes > 1 and PROCESSES_MIN_PAPERS <= n_papers < PROCESSES_MAX_PAPERS
+    measured = cached_calibration(MiniLMEmbedder.name).chosen if processes > 1 else None
+    many = (processes > 1 and n_papers >= PROCESSES_MIN_PAPERS
+            and (measured == "onnx-fp32" or n_papers < PROCESSES_MAX_PAPERS))
     if many:  # the children run what was measured (a one-thread child would measure again, and not for threads)
-        precision = cached_calibration(MiniLMEmbedder.name).chosen
+        precision = measured
     return LocalEngine(precision=precision, embedder=embedder,
                        embed_in_child=many or n_papers >= EMBED_IN_CHILD_MIN_PAPERS,
                        processes=processes if many else 1)
