@@ -69,8 +69,8 @@ def st_old(texts: list[str]) -> np.ndarray:
 
 
 def onnx_variant(kind: str, workdir: Path):
-    """An :class:`~paperatlas.enrich.query_embed.OnnxEmbedder` on the plain, optimised or int8 graph."""
-    from paperatlas.enrich.query_embed import OnnxEmbedder, export_onnx
+    """An :class:`~paperatlas.enrich.onnx_embed.OnnxEmbedder` on the plain, optimised or int8 graph."""
+    from paperatlas.enrich.onnx_embed import OnnxEmbedder, export_onnx
 
     path = export_onnx(quiet=True)
     if kind == "opt":

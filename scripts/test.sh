@@ -21,6 +21,6 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "note: ${missing[*]} missing (sudo apt-get install ${missing[*]}): the tests needing them will be skipped" >&2
   fi
 fi
-# one pytest worker per core (pytest-xdist), each test file on one worker so its module fixtures are built once:
-# on 2 cores the suite takes ~17 min instead of ~28 (a CPU without native bf16 embeds at fp32, ~15 papers/s)
-exec python -m pytest -n "${PAPERATLAS_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# one pytest worker per core (pytest-xdist), each test file on one worker so its module fixtures are built once, the
+# longest files first (tests/conftest.py LONGEST_FIRST): on 2 cores the suite takes ~17 min instead of ~28
+exec python -m pytest -n "${PAPERATLAS_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"

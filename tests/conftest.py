@@ -10,15 +10,38 @@ import pytest
 
 from paperatlas.enrich.embed import bf16_native
 
-# one arithmetic for the whole suite (the old rule: bf16 where the CPU has it natively), so every build, child
-# process and server of the tests embeds alike; --precision auto's measurement is tested on its own, with this
-# variable removed (tests/test_precision.py)
-os.environ.setdefault("PAPERATLAS_PRECISION", "bf16" if bf16_native() else "fp32")
+# one embedding path for the whole suite, so every build, child process and server of the tests embeds alike: bf16
+# where the CPU has it natively, else onnx-fp32 (fp32 by ONNX Runtime: torch fp32's vectors within 1e-6, 1.2-1.5x
+# its papers/s on a CPU without native bf16, and a child that starts in ~1 s instead of ~9 without torch);
+# --precision auto's measurement is tested on its own, with this variable removed (tests/test_precision.py)
+os.environ.setdefault("PAPERATLAS_PRECISION", "bf16" if bf16_native() else "onnx-fp32")
 
 if os.environ.get("PAPERATLAS_TEST_LAZY") == "1":  # run the suite with every atlas read as a large one is
     from paperatlas.store import lazy
 
     lazy.LAZY_MIN_PAPERS = 0
+
+#: test files by their time on two pytest-xdist workers (a CPU without native bf16), longest first: scripts/test.sh
+#: runs the files in this order (``--no-loadscope-reorder``), so the long ones start first and the short ones fill
+#: the workers' tails (xdist's own order is by number of tests, which left a 2-minute Ray file to run alone at the end)
+LONGEST_FIRST = ["test_engines.py", "test_engines_ray.py", "test_reader_fuzz.py", "test_precision.py",
+                 "test_topic_determinism.py", "test_feed.py", "test_whats_new.py", "test_web_security.py",
+                 "test_trends.py", "test_plugins.py", "test_server_limits.py", "test_list_import.py",
+                 "test_write_during_build.py", "test_build_safety.py"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the files of :data:`LONGEST_FIRST` first, in that order (the others after them, in collection order)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: tests keep their order in a file
+
+
+def pytest_report_header(config):
+    """The CPU and the suite's embedding path, first in the report (the suite's time depends on both)."""
+    from paperatlas.enrich.precision import cores, cpu_model
+
+    return f"paperatlas: {cpu_model()}, {cores()} cores; embedding path {os.environ['PAPERATLAS_PRECISION']}"
+
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

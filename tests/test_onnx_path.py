@@ -14,7 +14,7 @@ from conftest import SAMPLE
 from paperatlas.cli import main
 from paperatlas.engines.embed_child import ChildEmbedder
 from paperatlas.enrich.embed import calibration_texts, get_embedder, paper_text
-from paperatlas.enrich.query_embed import OnnxEmbedder, export_onnx
+from paperatlas.enrich.onnx_embed import OnnxEmbedder, export_onnx
 from paperatlas.store import Atlas
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paperatlas.enrich.query_embed import model_cache_dir
+from paperatlas.enrich.onnx_embed import model_cache_dir
 from paperatlas.eval.embed_cache import cache_file
 from paperatlas.settings import VARIABLES, markdown_table, settings
 from paperatlas.sources._common import cache_root, offline

@@ -50,7 +50,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("PAPERATLAS_OFFLINE", "unset",
              "Set (and not `0`): the network readers read only their cache, never the network."),
     Variable("PAPERATLAS_PRECISION", "`auto`",
-             "The embedding arithmetic of `build` when `--precision` is `auto`: `fp32`, `bf16` or `auto`."),
+             "The embedding path of `build` when `--precision` is `auto`: `fp32`, `bf16`, `onnx-fp32` or `auto`."),
     Variable("PAPERATLAS_TOKEN", "unset",
              "The token `serve` asks for before it allows edits (`--token`); needed off loopback."),
     Variable("PAPERATLAS_ACL_DATA", "unset (the reader clones the Anthology's data once)",
@@ -117,7 +117,10 @@ class Settings:
 
     @property
     def precision(self) -> str:
-        """``$PAPERATLAS_PRECISION`` (``fp32``, ``bf16`` or ``auto``; not checked here), default ``auto``."""
+        """``$PAPERATLAS_PRECISION`` (``fp32``, ``bf16``, ``onnx-fp32`` or ``auto``), default ``auto``.
+
+        Read as given: :func:`paperatlas.enrich.embed.resolve_precision` refuses an unknown value.
+        """
         return _env("PAPERATLAS_PRECISION") or "auto"
 
     @property

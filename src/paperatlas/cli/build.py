@@ -216,7 +216,7 @@ def prepare_query_model() -> None:
     slower (the atlas is built either way).
     """
     try:
-        from ..enrich.query_embed import export_onnx, onnx_path
+        from ..enrich.onnx_embed import export_onnx, onnx_path
 
         if not onnx_path().exists():
             click.echo("preparing the fast query model (once per machine, ~5 s)", err=True)

@@ -13,7 +13,7 @@ Only bytes travel between the two, through the child's stdin and stdout, each me
 length and the payload: the texts as UTF-8 JSON one way, the vectors as raw little-endian float32 rows the other
 (no Python objects are serialised). The child runs the same embedder on the same batches as the parent would
 (:func:`load_embedder`: :class:`~paperatlas.enrich.embed.MiniLMEmbedder`, or for the ``onnx-fp32`` path
-:class:`~paperatlas.enrich.query_embed.OnnxEmbedder`, which loads no torch), so the vectors are the in-process ones
+:class:`~paperatlas.enrich.onnx_embed.OnnxEmbedder`, which loads no torch), so the vectors are the in-process ones
 (bit for bit on this machine; the tests allow 1e-6).
 """
 
@@ -32,7 +32,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ..enrich.embed import EmbedderUnavailable, MiniLMEmbedder, resolve_precision
+from ..enrich.embed import EmbedderUnavailable, MiniLMEmbedder, onnx_embedder, resolve_precision
 from ..memory import trim_heap
 
 #: first byte of a message from the child: R(eady) + precision, V(ectors) + float32 rows, E(rror) + JSON
@@ -70,7 +70,7 @@ def load_embedder(precision: str, batch_size: int = 32, threads: int = 0):
         threads: intra-op threads; 0 for the library's default (one per core).
 
     Returns:
-        An :class:`~paperatlas.enrich.query_embed.OnnxEmbedder` for ``onnx-fp32`` (torch is not imported), else a
+        An :class:`~paperatlas.enrich.onnx_embed.OnnxEmbedder` for ``onnx-fp32`` (torch is not imported), else a
         :class:`~paperatlas.enrich.embed.MiniLMEmbedder` (which measures this machine first under ``auto`` when
         it has not been measured).
 
@@ -79,8 +79,6 @@ def load_embedder(precision: str, batch_size: int = 32, threads: int = 0):
         ValueError: an unknown precision.
     """
     if resolve_precision(precision) == "onnx-fp32":
-        from ..enrich.query_embed import onnx_embedder
-
         return onnx_embedder(threads or None)
     if threads:
         import torch

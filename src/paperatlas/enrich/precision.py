@@ -48,7 +48,10 @@ from pathlib import Path
 import numpy as np
 
 from ..settings import settings
-from .embed import PATHS  # the paths timed; the first (fp32) is the reference the others must agree with
+
+#: the embedding paths ``--precision auto`` times (:data:`paperatlas.enrich.embed.PRECISIONS`): torch fp32 (the
+#: reference the others must agree with), torch bf16 autocast, and ONNX Runtime fp32
+PATHS = ("fp32", "bf16", "onnx-fp32")
 
 #: a path other than fp32 must keep at least this top-10-neighbour overlap with fp32 (issue 31)
 MIN_OVERLAP = 0.99
