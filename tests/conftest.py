@@ -22,12 +22,15 @@ if os.environ.get("PAPERATLAS_TEST_LAZY") == "1":  # run the suite with every at
     lazy.LAZY_MIN_PAPERS = 0
 
 #: test files by their time on two pytest-xdist workers (a CPU without native bf16), longest first: scripts/test.sh
-#: runs the files in this order (``--no-loadscope-reorder``), so the long ones start first and the short ones fill
-#: the workers' tails (xdist's own order is by number of tests, which left a 2-minute Ray file to run alone at the end)
-LONGEST_FIRST = ["test_engines.py", "test_engines_ray.py", "test_reader_fuzz.py", "test_precision.py",
-                 "test_topic_determinism.py", "test_feed.py", "test_whats_new.py", "test_web_security.py",
-                 "test_trends.py", "test_plugins.py", "test_server_limits.py", "test_list_import.py",
-                 "test_write_during_build.py", "test_build_safety.py"]
+#: runs the files in this order (``--no-loadscope-reorder``) and the others after them, so the long ones start first
+#: and the short ones fill the workers' tails (xdist's own order, by number of tests, left the 2-minute Ray file to run
+#: alone at the end). The Ray file comes last of these: it runs two Ray clusters of several processes, and beside
+#: tests/test_engines.py's embedding children it took 345 s instead of 123 s alone; beside the short files it keeps
+#: both cores busy without crowding them
+LONGEST_FIRST = ["test_engines.py", "test_reader_fuzz.py", "test_precision.py", "test_topic_determinism.py",
+                 "test_whats_new.py", "test_feed.py", "test_list_import.py", "test_web_security.py", "test_map.py",
+                 "test_trends.py", "test_onnx_path.py", "test_plugins.py", "test_write_during_build.py",
+                 "test_round_trip.py", "test_engines_ray.py"]
 
 
 def pytest_collection_modifyitems(config, items):
