@@ -31,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "fixtures" / "iclr2021_excerpt.md"
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' HashEmbedder: builds without loading the model
 
 
 def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
@@ -65,7 +66,7 @@ def keyphrase_cases(work: Path) -> dict[str, Callable[[], object]]:
 
 def _small_atlas(work: Path) -> Path:
     from paperatlas.build import build
-    from paperatlas.enrich.embed import HashEmbedder
+    from test_build_safety import HashEmbedder
 
     db = work / "atlas.db"
     if not db.exists():
@@ -103,7 +104,7 @@ def _cli_build(listing: Path, db: Path, code: int) -> None:
 
     import paperatlas.engines.local as local
     from paperatlas.cli import main
-    from paperatlas.enrich.embed import HashEmbedder
+    from test_build_safety import HashEmbedder
 
     local.get_embedder = lambda **_: HashEmbedder()  # what the tests' fast_model does: no model load timed
     res = CliRunner().invoke(main, ["build", str(listing), "--db", str(db)])
