@@ -75,23 +75,19 @@ def _small_atlas(work: Path) -> Path:
 
 
 def edit_cases(work: Path) -> dict[str, Callable[[], object]]:
-    """The web app's keyphrase edit (a same-origin form post with its CSRF token)."""
-    import re
-
+    """The web app's keyphrase edit (a same-origin form post with its CSRF token, as the tests send it)."""
     from paperatlas.store import Atlas
     from paperatlas.web import create_app
+    from test_web_security import ORIGIN, token_of
 
     db = _small_atlas(work)
     pid = Atlas(db).papers[0].id
     client = create_app(db, preload_model=False).test_client()
-    token = re.search(r'name="csrf_token" value="([^"]+)"', client.get(f"/paper/{pid}").get_data(as_text=True))
-    if token is None:
-        raise SystemExit("no CSRF token on the paper page")
-    origin = {"Origin": "http://localhost"}
+    token = token_of(client, pid)
 
     def post(n: int, status: int) -> None:
-        res = client.post(f"/paper/{pid}/edit", headers=origin,
-                          data={"keyphrases": ";".join(f"k{i}" for i in range(n)), "csrf_token": token.group(1)})
+        res = client.post(f"/paper/{pid}/edit", headers={"Origin": ORIGIN},
+                          data={"keyphrases": ";".join(f"k{i}" for i in range(n)), "csrf_token": token})
         if res.status_code != status:
             raise SystemExit(f"edit with {n:,} keyphrases answered {res.status_code}, expected {status}")
 

@@ -100,7 +100,7 @@ try:  # the build's own arrangement: a single-threaded child per core where it w
     from paperatlas.build import local_engine
     if texts:
         eng = local_engine(precision, None, n_all)
-        procs, precision = (eng.processes, eng.precision) if eng.processes > 1 else (1, precision)
+        procs, precision = eng.processes, eng.precision  # the measured path when it runs children
 except (ImportError, TypeError, AttributeError):  # an older checkout
     pass
 t0 = time.perf_counter()

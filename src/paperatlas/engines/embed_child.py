@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> None:
     """The child: load the model, then answer each message of texts with their vectors until stdin closes.
 
     Args:
-        argv: ``[precision, batch_size, threads]`` (default ``sys.argv[1:]``; ``threads`` 0 or absent: torch's
-            default); the precision is resolved here, so the parent need not import torch.
+        argv: ``[precision, batch_size, threads]`` (default ``sys.argv[1:]``; ``threads`` 0 or absent: the
+            library's default); the precision is resolved here, so the parent need not import torch.
     """
     args = (argv or sys.argv[1:]) + ["0"]
     precision, batch_size, threads = args[:3]

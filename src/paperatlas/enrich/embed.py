@@ -75,7 +75,6 @@ def calibration_texts() -> list[str]:
 #: ``bf16`` run sentence-transformers (torch), ``onnx-fp32`` the same model's ONNX export on ONNX Runtime
 #: (:class:`paperatlas.enrich.onnx_embed.OnnxEmbedder`: fp32, vectors equal to ``fp32``'s within 1e-6, no torch)
 PRECISIONS = ("auto", "fp32", "bf16", "onnx-fp32")
-#: the paths ``auto`` can choose: :data:`paperatlas.enrich.precision.PATHS`
 #: a batch's token width is padded up to a multiple of this (the tokenizer's ``pad_to_multiple_of``), so a long
 #: embedding allocates tensors of a few shapes only and the allocator reuses them instead of fragmenting its heap.
 #: Measured on this project's 2-core AMD EPYC (4,096 abstracts of the paperlists dumps in messages of 256, bf16,
@@ -258,8 +257,7 @@ class MiniLMEmbedder:
         if self.precision == "auto":  # this machine's first use of the model: time the paths, keep the fastest
             from .precision import calibrate, cores, save_calibration
 
-            cal = calibrate(lambda path: lambda texts: self._encode(texts, path), self.name, calibration_texts(),
-                            paths=PATHS)
+            cal = calibrate(lambda path: lambda texts: self._encode(texts, path), self.name, calibration_texts())
             if cal.threads >= cores():  # not a process held to fewer threads (a Ray worker, a child per core)
                 save_calibration(cal)
             self.precision = cal.chosen

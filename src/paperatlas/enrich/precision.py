@@ -93,8 +93,8 @@ class Calibration:
             (:attr:`probed`).
         chosen: the path builds use (one of :data:`PATHS`).
         threads: torch's intra-op threads in the timed passes.
-        one_thread_papers_per_s: the chosen path's papers/s with one thread.
-        one_thread: path -> papers/s with one thread, for each path that keeps the neighbours.
+        one_thread: path -> papers/s with one thread, for each path that keeps the neighbours
+            (:attr:`one_thread_papers_per_s`: the chosen path's).
         parallel: ``threads`` (one process, ``threads`` intra-op threads) or ``processes`` (a child per core would be
             faster, see the module docstring).
         seconds: how long the calibration took, seconds.
@@ -109,13 +109,17 @@ class Calibration:
     overlap: dict[str, float] = field(default_factory=dict)
     chosen: str = "fp32"
     threads: int = 1
-    one_thread_papers_per_s: float = 0.0
     one_thread: dict[str, float] = field(default_factory=dict)
     parallel: str = "threads"
     seconds: float = 0.0
     measured_at: str = ""
     load_average: float = -1.0
     version: int = CALIBRATION_VERSION
+
+    @property
+    def one_thread_papers_per_s(self) -> float:
+        """The chosen path's papers/s with one thread (0.0 when it was not timed so)."""
+        return self.one_thread.get(self.chosen, 0.0)
 
     @property
     def probed(self) -> list[str]:
@@ -308,7 +312,6 @@ def calibrate(encode_with: Callable[[str], Callable[[list[str]], np.ndarray]], m
     fit = [p for p in agree if p != paths[0] and best[p][0] >= MIN_GAIN * best[paths[0]][0]]
     cal.chosen = max(fit, key=lambda p: best[p][0]) if fit else paths[0]
     cal.parallel = best[cal.chosen][1]
-    cal.one_thread_papers_per_s = cal.one_thread[cal.chosen]
     cal.seconds = round(time.perf_counter() - start, 2)
     cal.measured_at = time.strftime("%Y-%m-%dT%H:%M:%S")
     return cal
